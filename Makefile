@@ -1,0 +1,69 @@
+# Mnemo: the single entry point. `make help` lists the targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+LOCAL := $(CURDIR)/.local
+UV_VERSION := 0.13.8
+UV := $(LOCAL)/tools/bin/uv
+export UV_CACHE_DIR := $(LOCAL)/uv-cache
+export UV_PYTHON_DOWNLOADS := never
+RUN := $(UV) run --frozen
+
+export MNEMO_PG_PORT ?= 55432
+export MNEMO_KAFKA_PORT ?= 59092
+export MNEMO_KAFKA_CONTROLLER_PORT ?= 59093
+export MNEMO_DATABASE_URL ?= postgresql://mnemo_app:mnemo_app@127.0.0.1:$(MNEMO_PG_PORT)/mnemo
+export MNEMO_OWNER_DATABASE_URL ?= postgresql://mnemo_owner:mnemo_owner@127.0.0.1:$(MNEMO_PG_PORT)/mnemo
+export MNEMO_RELAY_DATABASE_URL ?= postgresql://mnemo_relay:mnemo_relay@127.0.0.1:$(MNEMO_PG_PORT)/mnemo
+export MNEMO_KAFKA_BOOTSTRAP ?= 127.0.0.1:$(MNEMO_KAFKA_PORT)
+
+PYTEST := $(RUN) pytest -p no:cacheprovider
+
+.PHONY: help install up down status migrate lint typecheck test test-unit test-integration test-e2e check run bench
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
+
+$(UV):
+	@echo "install: bootstrapping uv $(UV_VERSION) into .local/tools"
+	@python3 -m venv $(LOCAL)/tools
+	@$(LOCAL)/tools/bin/pip install -q "uv==$(UV_VERSION)"
+
+install: $(UV) ## install the Python workspace (uv, one lock file) into .venv
+	@$(UV) sync --frozen --all-packages --quiet
+	@echo "install: workspace ready in .venv"
+
+up: install ## start PostgreSQL and Kafka locally (idempotent) and apply the migrations
+	@bash deploy/local/stack.sh up
+	@$(MAKE) --no-print-directory migrate
+
+migrate: install ## apply the database migrations (Alembic, as the owner role)
+	@$(RUN) alembic -c migrations/alembic.ini upgrade head 2>&1 | grep -v '^INFO  \[alembic.runtime.migration\] \(Context\|Will assume\)' || true
+	@$(RUN) alembic -c migrations/alembic.ini current 2>/dev/null | tail -n 1 | sed 's/^/migrate: at revision /'
+
+down: ## stop exactly the processes `make up` started
+	@bash deploy/local/stack.sh down
+
+status: install ## say which local services are up, on which ports
+	@$(RUN) mnemo dev status
+
+lint: install ## ruff check, ruff format --check, import-linter contracts
+	$(RUN) ruff check .
+	$(RUN) ruff format --check .
+	$(RUN) lint-imports
+
+typecheck: install ## mypy --strict over every package
+	$(RUN) mypy libs/*/src services/*/src cli/src
+
+test: up ## start what the tests need, then run every tier (unit, integration, e2e)
+	$(PYTEST) -m unit -q
+	$(PYTEST) -m integration -q
+	$(PYTEST) -m e2e -q
+
+check: lint typecheck test ## lint + typecheck + test (what CI runs)
+
+run: up ## bring up the stack and show what it can do so far
+	@bash deploy/local/demo.sh
+
+bench: install ## run the benchmarks under bench/ (prints tables, writes bench/results/*.json)
+	@for b in bench/*_bench.py; do echo "== $$b"; $(RUN) python $$b || exit 1; done

@@ -1,0 +1,1 @@
+"""The mnemo command: operators' and developers' entry point."""

@@ -1,0 +1,47 @@
+"""Entry point of the `mnemo` command: builds the argument parser from the command modules."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from mnemo_cli.errors import CliError
+
+# One module per command group under mnemo_cli.commands; each exposes
+# `register(subparsers)` and sets `func(args) -> int` on the parsers it adds.
+COMMAND_MODULES: tuple[str, ...] = ("dev",)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mnemo",
+        description="Mnemo: living knowledge graphs for AI agents.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        module = importlib.import_module(f"mnemo_cli.commands.{name}")
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help()
+        return 2
+    try:
+        code: int = func(args)
+    except CliError as error:
+        print(f"mnemo: error: {error}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        return 130
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+# Shared settings and small shell functions for the local (container-free) stack.
+# Sourced by postgres.sh, kafka.sh and stack.sh; defines nothing that runs on its own.
+
+MNEMO_ROOT="${MNEMO_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+MNEMO_LOCAL="${MNEMO_LOCAL:-$MNEMO_ROOT/.local}"
+MNEMO_LOGS="$MNEMO_LOCAL/logs"
+MNEMO_RUN="$MNEMO_LOCAL/run"
+
+MNEMO_PG_HOST=127.0.0.1
+MNEMO_PG_PORT="${MNEMO_PG_PORT:-55432}"
+MNEMO_PG_DB="${MNEMO_PG_DB:-mnemo}"
+MNEMO_KAFKA_HOST=127.0.0.1
+MNEMO_KAFKA_PORT="${MNEMO_KAFKA_PORT:-59092}"
+MNEMO_KAFKA_CONTROLLER_PORT="${MNEMO_KAFKA_CONTROLLER_PORT:-59093}"
+
+mkdir -p "$MNEMO_LOGS" "$MNEMO_RUN"
+
+say() { printf '%s\n' "$*"; }
+fail() {
+    # fail MESSAGE [LOGFILE]: say what failed and which log to read, then stop.
+    printf 'error: %s\n' "$1" >&2
+    if [ -n "${2:-}" ]; then
+        printf '       read the log: %s\n' "$2" >&2
+        if [ -f "$2" ]; then
+            printf '       last lines:\n' >&2
+            tail -n 15 "$2" | sed 's/^/         /' >&2
+        fi
+    fi
+    exit 1
+}
+
+# pid_alive PIDFILE: true when the file names a live process.
+pid_alive() {
+    [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null
+}
+
+# port_open PORT: true when something accepts TCP connections on 127.0.0.1:PORT.
+port_open() {
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# wait_for SECONDS DESCRIPTION COMMAND...: poll COMMAND every 0.2 s until it succeeds.
+wait_for() {
+    local seconds="$1" what="$2"
+    shift 2
+    local deadline=$((SECONDS + seconds))
+    until "$@"; do
+        if [ "$SECONDS" -ge "$deadline" ]; then
+            return 1
+        fi
+        sleep 0.2
+    done
+}
+
+# stop_pidfile NAME PIDFILE: stop exactly the process we started, then forget it.
+stop_pidfile() {
+    local name="$1" pidfile="$2"
+    if ! [ -f "$pidfile" ]; then
+        say "$name: not running (no pid file)"
+        return 0
+    fi
+    local pid
+    pid="$(cat "$pidfile")"
+    if kill -0 "$pid" 2>/dev/null; then
+        kill "$pid"
+        local deadline=$((SECONDS + 30))
+        while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.2; done
+        if kill -0 "$pid" 2>/dev/null; then
+            kill -9 "$pid" 2>/dev/null || true
+        fi
+        say "$name: stopped (pid $pid)"
+    else
+        say "$name: was not running (stale pid $pid)"
+    fi
+    rm -f "$pidfile"
+}

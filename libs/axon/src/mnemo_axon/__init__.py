@@ -1,0 +1,1 @@
+"""Pure .axon declarations compiler (parser, checker, IR) and the where: filter compiler."""

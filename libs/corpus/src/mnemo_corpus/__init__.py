@@ -1,0 +1,1 @@
+"""Pure CorpusProtocol library: RetrievalEntry, DirectoryCorpus, keyword retriever, bundled docs."""

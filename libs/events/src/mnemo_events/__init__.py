@@ -1,0 +1,1 @@
+"""Event envelope, pydantic event models, topic names, broker factory, dead-letter middleware."""

@@ -1,0 +1,1 @@
+"""Pure graph engine: corpus graph model, signed Epistemic PageRank, navigation, memory."""

@@ -1,0 +1,1 @@
+"""Postgres storage: tables, tenant-scoped units of work, store DDL, graph loading, reinforcement, outbox, inbox."""

@@ -1,0 +1,1 @@
+"""structlog, OpenTelemetry and Prometheus set-up, called only by services."""

@@ -1,0 +1,1 @@
+"""Audit service: appends audit events to the per-tenant hash chain."""

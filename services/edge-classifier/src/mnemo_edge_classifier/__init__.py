@@ -1,0 +1,1 @@
+"""Edge classifier service: turns a persisted document into edge rows."""

@@ -1,0 +1,1 @@
+"""Ingest service: the only writer of store rows; outbox relay."""

@@ -1,0 +1,1 @@
+"""Navigator service: navigate, retrieve, search gateway, catalogue, prefetch."""
