@@ -24,7 +24,11 @@ def test_dev_status_reports_postgres_and_kafka_up_on_their_ports() -> None:
 def test_a_second_up_is_a_no_op_and_says_so() -> None:
     pids_before = {p.name: p.read_text() for p in (ROOT / ".local" / "run").glob("*.pid")}
     result = subprocess.run(
-        ["bash", "deploy/local/stack.sh", "up"], capture_output=True, text=True, check=True, cwd=ROOT
+        ["bash", "deploy/local/stack.sh", "up"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
     )
     assert "postgres: already running" in result.stdout
     assert "kafka: already running" in result.stdout
