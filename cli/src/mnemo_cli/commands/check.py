@@ -1,0 +1,82 @@
+"""`mnemo check FILE...`: compile `.axon` declarations and report every problem, compiler-style.
+
+Problems go to stderr as `file:line:col: error: message` (all of them, then a count) and the exit
+status is 1. On success one line says what was declared, or `--json` prints the IR.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from mnemo_axon import AxonSource, CheckResult, Deployment, check_sources
+
+from mnemo_cli.errors import CliError
+
+
+def register(subparsers: Any) -> None:  # argparse's subparsers action has no public type
+    parser = subparsers.add_parser(
+        "check",
+        help="check .axon declarations and report every problem",
+        description=(
+            "Parse and check .axon files as one deployment (axonstore, corpus and document "
+            "declarations; flow, step and for blocks are skipped). Prints "
+            "file:line:col: error: message for every problem and exits 1, or a one-line "
+            "summary (or the IR with --json) and exits 0."
+        ),
+    )
+    parser.add_argument("files", nargs="+", metavar="FILE", help=".axon files of the deployment")
+    parser.add_argument("--json", action="store_true", help="print the IR as JSON on success")
+    parser.set_defaults(func=run)
+
+
+def _read(path: str) -> AxonSource:
+    try:
+        return AxonSource(path, Path(path).read_text(encoding="utf-8"))
+    except UnicodeDecodeError as error:
+        raise CliError(f"{path} is not UTF-8 text (byte {error.start}); save it as UTF-8") from None
+    except OSError as error:
+        raise CliError(f"cannot read {path}: {error.strerror or error}") from None
+
+
+def _count(number: int, singular: str, plural: str) -> str:
+    return f"{number} {singular if number == 1 else plural}"
+
+
+def summary_line(result: CheckResult, deployment: Deployment, file_count: int) -> str:
+    """One line naming what the files declared (and how many flow blocks were skipped)."""
+    parts = [
+        _count(len(deployment.stores), "axonstore", "axonstores")
+        + (f" ({', '.join(s.name for s in deployment.stores)})" if deployment.stores else ""),
+        _count(len(deployment.corpora), "corpus", "corpora")
+        + (
+            f" ({', '.join(f'{c.name}: {c.kind.value}' for c in deployment.corpora)})"
+            if deployment.corpora
+            else ""
+        ),
+        _count(len(deployment.documents), "document", "documents"),
+    ]
+    line = f"ok: {', '.join(parts)} declared in {_count(file_count, 'file', 'files')}"
+    if result.skipped:
+        line += (
+            f"; {_count(len(result.skipped), 'flow block', 'flow blocks')} skipped "
+            "(flows are not compiled)"
+        )
+    return line
+
+
+def run(args: argparse.Namespace) -> int:
+    sources = [_read(path) for path in args.files]
+    result = check_sources(sources)
+    if result.deployment is None:
+        for diagnostic in result.diagnostics:
+            print(diagnostic, file=sys.stderr)
+        print(_count(len(result.diagnostics), "error", "errors"), file=sys.stderr)
+        return 1
+    if args.json:
+        print(result.deployment.to_json(indent=2))
+    else:
+        print(summary_line(result, result.deployment, len(sources)))
+    return 0

@@ -1,0 +1,1 @@
+"""Integration tests of mnemo_axon against real Postgres."""

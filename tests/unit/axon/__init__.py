@@ -1,0 +1,1 @@
+"""Tests of mnemo_axon: declarations, IR and the where: filter compiler."""
