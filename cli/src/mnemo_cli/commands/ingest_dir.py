@@ -1,0 +1,178 @@
+"""`mnemo ingest-dir ROOT --corpus NAME --tenant T`: a folder of markdown as persist commands.
+
+Every markdown file becomes one document row and every link one edge row (see
+`mnemo_corpus.entry_graph`), published as `mnemo.persist.v1` commands, documents first. A link
+that leads nowhere is reported on stderr, never dropped silently. `--dry-run` prints the
+commands, one JSON line each, instead of publishing them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from mnemo_corpus import (
+    CorpusError,
+    DirectoryCorpus,
+    DocumentsStore,
+    EdgesStore,
+    IngestPlan,
+    LinkOptions,
+    entry_graph,
+    plan_ingest,
+)
+from mnemo_corpus.directory import DEFAULT_GLOB
+from mnemo_corpus.entry_graph import (
+    DEFAULT_RELATED_ETYPE,
+    DEFAULT_RELATED_WEIGHT,
+    DEFAULT_WIKI_LINK_ETYPE,
+    DEFAULT_WIKI_LINK_WEIGHT,
+)
+from mnemo_corpus.persist_commands import DEFAULT_DOCUMENTS_STORE, DEFAULT_EDGES_STORE
+from mnemo_mdn import RELATION_TYPES
+
+from mnemo_cli.errors import CliError
+
+PERSIST_EVENT_TYPE = "mnemo.persist.v1"
+WRITE_PATH_MISSING = (
+    "the write path (Kafka publisher) is not available yet, so nothing was published; "
+    "use --dry-run to print the persist commands instead"
+)
+
+
+def ingest_dir_command(args: argparse.Namespace) -> int:
+    plan = build_plan(args)
+    if not args.dry_run:
+        raise CliError(WRITE_PATH_MISSING)
+    for command in plan.commands:
+        line = {
+            "type": PERSIST_EVENT_TYPE,
+            "tenant": args.tenant,
+            "corpus": args.corpus,
+            "data": command.as_data(),
+        }
+        print(json.dumps(line))
+    print(
+        f"ingest-dir {args.root} (corpus {args.corpus}, tenant {args.tenant}): "
+        f"{plan.summary()}; dry run, nothing published",
+        file=sys.stderr,
+    )
+    for link in plan.unresolved_links:
+        print(f"unresolved link: {link.describe()}", file=sys.stderr)
+    return 0
+
+
+def build_plan(args: argparse.Namespace) -> IngestPlan:
+    """Read the folder and turn it into commands; every user error becomes a one-line CliError."""
+    for option, value in (("--corpus", args.corpus), ("--tenant", args.tenant)):
+        if not value.strip():
+            raise CliError(f"{option} must not be empty")
+    documents_store = _documents_store(args.documents_store, args.document_columns)
+    edges_store = _edges_store(args.edges_store, args.edge_columns)
+    try:
+        options = LinkOptions(
+            related_etype=args.link_etype,
+            related_weight=args.link_weight,
+            wiki_link_etype=args.wiki_link_etype,
+            wiki_link_weight=args.wiki_link_weight,
+        )
+        corpus = DirectoryCorpus(
+            Path(args.root),
+            summaries_file=args.summaries_file,
+            cross_links_file=args.cross_links_file,
+            extra_aliases_file=args.extra_aliases_file,
+            glob=args.glob,
+        )
+        graph = entry_graph(corpus, options)
+    except FileNotFoundError as error:
+        raise CliError(f"{error.strerror}: {error.filename}") from error
+    except (CorpusError, ValueError) as error:
+        raise CliError(str(error)) from error
+    return plan_ingest(graph, documents_store, edges_store)
+
+
+def _columns(option: str, value: str, expected: str, counts: tuple[int, ...]) -> list[str]:
+    columns = [column.strip() for column in value.split(",")]
+    if len(columns) not in counts or not all(columns):
+        raise CliError(f"{option} takes {expected} (comma-separated), got {value!r}")
+    return columns
+
+
+def _documents_store(name: str, columns_option: str) -> DocumentsStore:
+    columns = _columns("--document-columns", columns_option, "ID,TITLE or ID,TITLE,BODY", (2, 3))
+    body_column = columns[2] if len(columns) == 3 else None
+    try:
+        return DocumentsStore(name, columns[0], columns[1], body_column)
+    except ValueError as error:
+        raise CliError(str(error)) from error
+
+
+def _edges_store(name: str, columns_option: str) -> EdgesStore:
+    columns = _columns("--edge-columns", columns_option, "FROM,TO,ETYPE,WEIGHT", (4,))
+    try:
+        return EdgesStore(name, *columns)
+    except ValueError as error:
+        raise CliError(str(error)) from error
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "ingest-dir",
+        help="publish a folder of markdown as a corpus's documents and edges",
+        description=(
+            "Turn every markdown file under ROOT into a document row and every link into an "
+            "edge row, as mnemo.persist.v1 commands (documents first). Links that lead nowhere "
+            "are reported on stderr."
+        ),
+    )
+    parser.add_argument("root", metavar="ROOT", help="the folder to ingest")
+    parser.add_argument("--corpus", required=True, metavar="NAME", help="the corpus it feeds")
+    parser.add_argument(
+        "--tenant", required=True, metavar="TENANT", help="the tenant it belongs to"
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print one JSON line per persist command and a summary on stderr; publish nothing",
+    )
+    stores = parser.add_argument_group("stores and columns")
+    stores.add_argument("--documents-store", default=DEFAULT_DOCUMENTS_STORE, metavar="STORE")
+    stores.add_argument("--document-columns", default="id,title,body", metavar="ID,TITLE[,BODY]")
+    stores.add_argument("--edges-store", default=DEFAULT_EDGES_STORE, metavar="STORE")
+    stores.add_argument(
+        "--edge-columns", default="from_id,to_id,etype,weight", metavar="FROM,TO,ETYPE,WEIGHT"
+    )
+    links = parser.add_argument_group("links as edges")
+    etypes = sorted(RELATION_TYPES)
+    links.add_argument(
+        "--link-etype",
+        default=DEFAULT_RELATED_ETYPE,
+        choices=etypes,
+        help="edge type of a cross-link (default: %(default)s)",
+    )
+    links.add_argument(
+        "--link-weight",
+        type=float,
+        default=DEFAULT_RELATED_WEIGHT,
+        help="weight of a cross-link edge, in (0, 1] (default: %(default)s)",
+    )
+    links.add_argument(
+        "--wiki-link-etype",
+        default=DEFAULT_WIKI_LINK_ETYPE,
+        choices=etypes,
+        help="edge type of a [[alias]] wiki-link (default: %(default)s)",
+    )
+    links.add_argument(
+        "--wiki-link-weight",
+        type=float,
+        default=DEFAULT_WIKI_LINK_WEIGHT,
+        help="weight of a wiki-link edge, in (0, 1] (default: %(default)s)",
+    )
+    sources = parser.add_argument_group("folder layout (files relative to ROOT)")
+    sources.add_argument("--summaries-file", metavar="FILE", help="JSON {path: summary}")
+    sources.add_argument("--cross-links-file", metavar="FILE", help="JSON {path: [paths]}")
+    sources.add_argument("--extra-aliases-file", metavar="FILE", help="JSON {path: [aliases]}")
+    sources.add_argument("--glob", default=DEFAULT_GLOB, help="which files (default: %(default)s)")
+    parser.set_defaults(func=ingest_dir_command)

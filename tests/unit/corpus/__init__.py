@@ -1,0 +1,1 @@
+"""Tests of the mnemo_corpus library and the ingest-dir command."""

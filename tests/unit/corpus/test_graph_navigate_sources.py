@@ -1,0 +1,60 @@
+"""`mnemo graph navigate --dir ROOT | --bundled-docs`: folders of markdown navigated in-process."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mnemo_cli.main import main
+
+from .conftest import TreeWriter
+
+
+def test_the_bundled_docs_answer_the_scoping_question_on_a_fresh_install(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(
+        [
+            "graph", "navigate", "--bundled-docs",
+            "--query", "how do I scope a navigation to one client",
+        ]
+    )  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0
+    result = json.loads(captured.out)
+    assert result["hits"][0]["id"] == "concepts/tenants-and-scopes.md"
+    assert result["diagnostics"]["skipped_edges"] == 0
+    assert captured.err == ""
+
+
+def test_a_folder_is_navigated_and_its_unresolved_links_are_reported(
+    write_tree: TreeWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = write_tree(
+        {
+            "a.md": "# Parcel refunds\nSee [[photo evidence]] and [[nobody]].",
+            "b.md": "---\naliases: [photo evidence]\n---\n# Damage photos\nParcel damage.",
+        }
+    )
+    code = main(
+        ["graph", "navigate", "--dir", str(root), "--query", "parcel damage", "--from", "a.md"]
+    )
+    captured = capsys.readouterr()
+    assert code == 0
+    hits = json.loads(captured.out)["hits"]
+    assert [hit["id"] for hit in hits] == ["a.md", "b.md"]
+    assert hits[1]["via"] == {"from": "a.md", "etype": "cite", "weight": 0.5}
+    assert captured.err.splitlines() == [
+        "mnemo: warning: unresolved link: a.md -> nobody (wiki-link: no entry has this alias)"
+    ]
+
+
+def test_only_one_graph_source_may_be_given(
+    write_tree: TreeWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = write_tree({"a.md": "A"})
+    code = main(["graph", "navigate", "--dir", str(root), "--bundled-docs", "--query", "x"])
+    assert code == 2
+    assert capsys.readouterr().err == (
+        "mnemo: error: give one graph source: GRAPH.json, --dir ROOT or --bundled-docs\n"
+    )
