@@ -1,1 +1,52 @@
-"""Postgres storage: tables, tenant-scoped units of work, store DDL, graph loading, reinforcement, outbox, inbox."""
+"""Postgres storage: tables, tenant-scoped units of work, store DDL, graph loading, reinforcement,
+outbox, inbox.
+
+Rows are reached only through `Store.tenant(tenant_id)`; see `unit_of_work`.
+"""
+
+from mnemo_store.errors import (
+    CorpusStatusError,
+    DestructiveChangeError,
+    DuplicateTenantError,
+    NotAStoreCorpusError,
+    ReservedColumnError,
+    RowLimitExceededError,
+    StoreError,
+    TenantTransactionClosedError,
+    UnknownColumnError,
+    UnknownCorpusError,
+    UnknownStoreError,
+    UnknownTenantError,
+)
+from mnemo_store.loading import GraphArrays, LoadLimits
+from mnemo_store.outbox import EventPublisher, OutboxEvent, OutboxMessage, OutboxRelay
+from mnemo_store.reinforcement import EdgeDelta
+from mnemo_store.scope import Scope
+from mnemo_store.store_corpus import StoreCorpus
+from mnemo_store.unit_of_work import Store, TenantTransaction
+
+__all__ = [
+    "CorpusStatusError",
+    "DestructiveChangeError",
+    "DuplicateTenantError",
+    "EdgeDelta",
+    "EventPublisher",
+    "GraphArrays",
+    "LoadLimits",
+    "NotAStoreCorpusError",
+    "OutboxEvent",
+    "OutboxMessage",
+    "OutboxRelay",
+    "ReservedColumnError",
+    "RowLimitExceededError",
+    "Scope",
+    "Store",
+    "StoreCorpus",
+    "StoreError",
+    "TenantTransaction",
+    "TenantTransactionClosedError",
+    "UnknownColumnError",
+    "UnknownCorpusError",
+    "UnknownStoreError",
+    "UnknownTenantError",
+]

@@ -1,0 +1,89 @@
+"""Decoding PostgreSQL's binary COPY stream (`COPY (...) TO STDOUT (FORMAT binary)`).
+
+Fixed-width rows decode in one numpy call: every row of a query whose columns are all fixed-width
+and never NULL has the same byte layout, so the whole body is one structured array. Rows with text
+columns are walked once in Python, slicing the text without building a record object per row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from mnemo_store.errors import StoreError
+
+SIGNATURE: Final = b"PGCOPY\n\xff\r\n\x00"
+_TRAILER_BYTES: Final = 2  # int16 -1 after the last row
+
+
+class CopyFormatError(StoreError):
+    """The bytes are not the binary COPY stream the query should have produced."""
+
+
+def body_offset(data: bytes) -> int:
+    """Where the first row starts: after the signature, the flags and the header extension."""
+    if not data.startswith(SIGNATURE) or len(data) < 19 + _TRAILER_BYTES:
+        raise CopyFormatError("not a binary COPY stream: the PGCOPY signature is missing")
+    extension = int.from_bytes(data[15:19], "big")
+    return 19 + extension
+
+
+def fixed_rows(data: bytes, columns: Sequence[tuple[str, str]]) -> npt.NDArray[np.void]:
+    """The rows of a stream whose columns are all fixed-width and non-NULL, as a structured array.
+
+    `columns` gives each column's name and big-endian numpy type (`">i4"`, `">f8"`, `"S16"`...).
+    The per-row field count and the per-field lengths are checked, so a NULL or a wrong type
+    fails loudly instead of shifting every following row.
+    """
+    fields: list[tuple[str, str]] = [("_count", ">i2")]
+    for name, kind in columns:
+        fields += [(f"_len_{name}", ">i4"), (name, kind)]
+    dtype = np.dtype(fields)
+    start = body_offset(data)
+    body = len(data) - start - _TRAILER_BYTES
+    if body % dtype.itemsize != 0 or data[-2:] != b"\xff\xff":
+        raise CopyFormatError(
+            f"binary COPY body of {body} bytes is not a whole number of {dtype.itemsize}-byte rows: "
+            "a column is NULL or not of the declared width"
+        )
+    rows = np.frombuffer(data, dtype=dtype, offset=start, count=body // dtype.itemsize)
+    if rows.size and not bool((rows["_count"] == len(columns)).all()):
+        raise CopyFormatError(f"binary COPY rows do not all have {len(columns)} fields")
+    for name, kind in columns:
+        width = np.dtype(kind).itemsize
+        if rows.size and not bool((rows[f"_len_{name}"] == width).all()):
+            raise CopyFormatError(f"binary COPY column {name!r} is not always {width} bytes wide")
+    return rows
+
+
+def variable_rows(data: bytes, decode: Sequence[bool]) -> list[list[str | bytes | None]]:
+    """The columns of a stream with variable-width columns, each as a list (None for SQL NULL).
+
+    `decode[i]` says whether column i is UTF-8 text (decoded to `str`) or raw bytes (kept as
+    `bytes`, for binary keys decoded later in bulk).
+    """
+    width = len(decode)
+    columns: list[list[str | bytes | None]] = [[] for _ in range(width)]
+    plan = [(column.append, as_text) for column, as_text in zip(columns, decode, strict=True)]
+    position = body_offset(data)
+    end = len(data) - _TRAILER_BYTES
+    from_bytes = int.from_bytes
+    while position < end:
+        if from_bytes(data[position : position + 2], "big") != width:
+            raise CopyFormatError(
+                f"binary COPY row at byte {position} does not have {width} fields"
+            )
+        position += 2
+        for append, as_text in plan:
+            length = from_bytes(data[position : position + 4], "big", signed=True)
+            position += 4
+            if length < 0:
+                append(None)
+                continue
+            value = data[position : position + length]
+            append(value.decode("utf-8") if as_text else value)
+            position += length
+    return columns

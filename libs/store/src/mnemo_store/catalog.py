@@ -1,0 +1,72 @@
+"""Reading what `axon_stores` holds today, for `ddl.plan_stores` to compare declarations with."""
+
+from __future__ import annotations
+
+import asyncpg
+
+from mnemo_store.ddl import REVISION_TRIGGER, Catalog, ExistingColumn, ExistingStore
+from mnemo_store.identifiers import STORE_SCHEMA
+
+_TABLES = """
+SELECT c.oid, c.relname, c.relrowsecurity, c.relforcerowsecurity,
+       EXISTS (SELECT FROM pg_policy p WHERE p.polrelid = c.oid) AS has_policy,
+       (SELECT t.tgargs FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = $2) AS trigger_args
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = $1 AND c.relkind IN ('r', 'p')
+"""
+_COLUMNS = """
+SELECT attrelid, attname, format_type(atttypid, atttypmod) AS type, attnotnull
+FROM pg_attribute WHERE attrelid = ANY($1::oid[]) AND attnum > 0 AND NOT attisdropped
+ORDER BY attrelid, attnum
+"""
+_CONSTRAINTS = """
+SELECT con.conrelid, con.contype::text AS kind,
+       array(SELECT a.attname::text FROM unnest(con.conkey) WITH ORDINALITY AS k(num, ord)
+             JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.num
+             ORDER BY k.ord) AS columns
+FROM pg_constraint con WHERE con.conrelid = ANY($1::oid[]) AND con.contype IN ('p', 'u')
+"""
+_INDEXES = """
+SELECT i.indrelid, ic.relname FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
+WHERE i.indrelid = ANY($1::oid[])
+"""
+
+
+async def read_catalog(connection: asyncpg.Connection) -> Catalog:
+    """Every table of `axon_stores` with its columns, keys, indexes, RLS state and revision trigger."""
+    tables = await connection.fetch(_TABLES, STORE_SCHEMA, REVISION_TRIGGER)
+    oids = [row["oid"] for row in tables]
+    columns: dict[int, list[ExistingColumn]] = {oid: [] for oid in oids}
+    for row in await connection.fetch(_COLUMNS, oids):
+        columns[row["attrelid"]].append(
+            ExistingColumn(row["attname"], row["type"], row["attnotnull"])
+        )
+    keys: dict[int, tuple[str, ...]] = {}
+    unique: dict[int, set[tuple[str, ...]]] = {oid: set() for oid in oids}
+    for row in await connection.fetch(_CONSTRAINTS, oids):
+        if row["kind"] == "p":
+            keys[row["conrelid"]] = tuple(row["columns"])
+        else:
+            unique[row["conrelid"]].add(tuple(row["columns"]))
+    indexes: dict[int, set[str]] = {oid: set() for oid in oids}
+    for row in await connection.fetch(_INDEXES, oids):
+        indexes[row["indrelid"]].add(row["relname"])
+    stores = {}
+    for row in tables:
+        oid = row["oid"]
+        args = row["trigger_args"]
+        stores[row["relname"]] = ExistingStore(
+            name=row["relname"],
+            columns=tuple(columns[oid]),
+            primary_key=keys.get(oid, ()),
+            unique=frozenset(unique[oid]),
+            indexes=frozenset(indexes[oid]),
+            rls_enabled=row["relrowsecurity"],
+            rls_forced=row["relforcerowsecurity"],
+            has_policy=row["has_policy"],
+            # tgargs holds each argument followed by a NUL byte.
+            revision_corpora=None
+            if args is None
+            else tuple(bytes(args).decode("utf-8").split("\x00")[:-1]),
+        )
+    return Catalog(stores)

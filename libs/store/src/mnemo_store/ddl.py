@@ -1,0 +1,355 @@
+"""Store DDL from the IR: declarations and the current catalogue in, an SQL plan out (pure).
+
+Each `axonstore` is one table `axon_stores."<Name>"` with a hidden `axon_tenant uuid NOT NULL`
+leading its primary key, unique constraints and indexes; row-level security enabled and forced
+(`mnemo.enable_tenant_rls`); SELECT, INSERT and UPDATE for the application role (no DELETE: nothing
+in Mnemo deletes store rows). A store read by a store corpus also gets the indexes that corpus
+needs (document id; a full-text GIN index over title and body; edge endpoints) and a statement
+trigger that bumps the graph revision of every corpus reading it.
+
+Planning compares with what exists: additions (tables, columns, indexes, policies, triggers) are
+planned; anything else (dropping or retyping a column, changing nullability, keys or uniqueness) is
+refused with the statements it would take. A second apply of the same declarations plans nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from mnemo_axon.column_types import AxonType
+from mnemo_axon.ir import ColumnDecl, CorpusKind, DefaultKind, Deployment, StoreDecl
+
+from mnemo_store.errors import ReservedColumnError
+from mnemo_store.identifiers import (
+    ROW_ID_COLUMN,
+    STORE_SCHEMA,
+    TENANT_COLUMN,
+    object_name,
+    quote,
+    store_table,
+)
+
+APP_ROLE: Final = "mnemo_app"
+REVISION_TRIGGER: Final = "axon_graph_revision"
+FULLTEXT_CONFIG: Final = "simple"
+_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+# format_type() spells some types differently from the names DDL is written with.
+_CATALOG_TYPE_NAMES: Final = {"timestamptz": "timestamp with time zone"}
+
+
+@dataclass(frozen=True, slots=True)
+class ExistingColumn:
+    name: str
+    type: str  # as format_type() prints it
+    not_null: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ExistingStore:
+    """What the catalogue says about one table of `axon_stores`."""
+
+    name: str
+    columns: tuple[ExistingColumn, ...]
+    primary_key: tuple[str, ...]
+    unique: frozenset[tuple[str, ...]] = frozenset()
+    indexes: frozenset[str] = frozenset()
+    rls_enabled: bool = True
+    rls_forced: bool = True
+    has_policy: bool = True
+    revision_corpora: tuple[str, ...] | None = None  # trigger arguments; None: no trigger
+
+    def column(self, name: str) -> ExistingColumn | None:
+        return next((column for column in self.columns if column.name == name), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    stores: Mapping[str, ExistingStore] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class PlanStep:
+    """One statement of a plan and what it is for."""
+
+    description: str
+    sql: str
+
+
+@dataclass(frozen=True, slots=True)
+class StorePlan:
+    """Additive steps to run, and the destructive statements a change would need (refused)."""
+
+    steps: tuple[PlanStep, ...]
+    refused: tuple[str, ...] = ()
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.steps and not self.refused
+
+
+@dataclass(frozen=True, slots=True)
+class _Index:
+    name: str
+    sql: str
+    description: str
+
+
+def corpora_by_store(
+    deployment: Deployment, registered: Mapping[str, tuple[str, ...]] | None = None
+) -> dict[str, tuple[str, ...]]:
+    """Store name → sorted ids of the store corpora reading it: the deployment's and `registered`
+    (store → corpora already in the registry, which keep bumping their revisions)."""
+    readers: dict[str, set[str]] = {name: set(ids) for name, ids in (registered or {}).items()}
+    for corpus in deployment.corpora:
+        if corpus.kind is not CorpusKind.STORE_GRAPH:
+            continue
+        for mapping in (corpus.documents_store, corpus.relations_store):
+            if mapping is not None:
+                readers.setdefault(mapping.store, set()).add(corpus.name)
+    return {name: tuple(sorted(ids)) for name, ids in readers.items()}
+
+
+def plan_stores(
+    deployment: Deployment,
+    catalog: Catalog,
+    readers: Mapping[str, tuple[str, ...]] | None = None,
+) -> StorePlan:
+    """The plan that makes the catalogue hold every store of `deployment` (see module doc)."""
+    readers = corpora_by_store(deployment) if readers is None else readers
+    steps: list[PlanStep] = []
+    refused: list[str] = []
+    for store in deployment.stores:
+        _check_reserved(store)
+        indexes = _indexes(deployment, store)
+        existing = catalog.stores.get(store.name)
+        corpora = readers.get(store.name, ())
+        if existing is None:
+            steps += _create(store, indexes, corpora)
+            continue
+        steps += _extend(store, existing, indexes, corpora, refused)
+    return StorePlan(tuple(steps), tuple(refused))
+
+
+def fulltext_expression(title_column: str, body_column: str | None, alias: str = "") -> str:
+    """The tsvector expression the documents full-text index is built on (queries must match it)."""
+    prefix = f"{alias}." if alias else ""
+    text = f"coalesce({prefix}{quote(title_column)}::text, '')"
+    if body_column is not None:
+        text += f" || ' ' || coalesce({prefix}{quote(body_column)}::text, '')"
+    return f"to_tsvector('{FULLTEXT_CONFIG}'::regconfig, {text})"
+
+
+# --------------------------------------------------------------------------------- new tables
+
+
+def _create(
+    store: StoreDecl, indexes: Sequence[_Index], corpora: tuple[str, ...]
+) -> list[PlanStep]:
+    table = store_table(store.name)
+    lines = [f"{quote(TENANT_COLUMN)} uuid NOT NULL"]
+    key = [column.name for column in store.columns if column.primary_key]
+    if not key:
+        lines.append(f"{quote(ROW_ID_COLUMN)} bigint GENERATED ALWAYS AS IDENTITY")
+        key = [ROW_ID_COLUMN]
+    lines += [_column_sql(column) for column in store.columns]
+    lines.append(f"PRIMARY KEY ({_key_list(key)})")
+    for column in store.columns:
+        if column.unique and not column.primary_key:
+            name = quote(object_name(store.name, f"{column.name}_key"))
+            lines.append(f"CONSTRAINT {name} UNIQUE ({_key_list([column.name])})")
+    body = ",\n    ".join(lines)
+    steps = [
+        PlanStep(f"create store {store.name}", f"CREATE TABLE {table} (\n    {body}\n)"),
+        _rls_step(store),
+        PlanStep(
+            f"let the application role read, insert and update {store.name}",
+            f"GRANT SELECT, INSERT, UPDATE ON {table} TO {APP_ROLE}",
+        ),
+    ]
+    steps += [PlanStep(index.description, index.sql) for index in indexes]
+    if corpora:
+        steps.append(_trigger_step(store, corpora))
+    return steps
+
+
+def _column_sql(column: ColumnDecl) -> str:
+    sql = f"{quote(column.name)} {column.type.postgres}"
+    if column.not_null or column.primary_key:
+        sql += " NOT NULL"
+    if column.default is not None:
+        sql += f" DEFAULT {_default_sql(column)}"
+    return sql
+
+
+def _default_sql(column: ColumnDecl) -> str:
+    default = column.default
+    assert default is not None  # callers check; keeps mypy's narrowing local
+    literal = default.literal or ""
+    if default.kind is DefaultKind.NOW:
+        return "now()"
+    if default.kind is DefaultKind.NULL:
+        return "NULL"
+    if default.kind is DefaultKind.BOOLEAN:
+        return "true" if literal == "true" else "false"
+    if default.kind is DefaultKind.NUMBER:
+        if _NUMBER.fullmatch(literal) is None:
+            raise ValueError(f"column {column.name!r}: default {literal!r} is not a number")
+        return f"{literal}::{column.type.postgres}"
+    escaped = literal.replace("'", "''")
+    return f"'{escaped}'::{column.type.postgres}"
+
+
+def _key_list(columns: Sequence[str]) -> str:
+    return ", ".join(quote(name) for name in (TENANT_COLUMN, *columns))
+
+
+def _rls_step(store: StoreDecl) -> PlanStep:
+    regclass = f"{STORE_SCHEMA}.{quote(store.name)}".replace("'", "''")
+    return PlanStep(
+        f"enable and force tenant row-level security on {store.name}",
+        f"SELECT mnemo.enable_tenant_rls('{regclass}'::regclass)",
+    )
+
+
+def _trigger_step(store: StoreDecl, corpora: tuple[str, ...]) -> PlanStep:
+    arguments = ", ".join("'" + corpus.replace("'", "''") + "'" for corpus in corpora)
+    return PlanStep(
+        f"bump the graph revision of {', '.join(corpora)} on every write to {store.name}",
+        f"CREATE OR REPLACE TRIGGER {REVISION_TRIGGER} AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE"
+        f" ON {store_table(store.name)} FOR EACH STATEMENT"
+        f" EXECUTE FUNCTION mnemo.bump_graph_revision({arguments})",
+    )
+
+
+def _indexes(deployment: Deployment, store: StoreDecl) -> list[_Index]:
+    """The indexes the store corpora reading `store` need, each once, in a stable order."""
+    table = store_table(store.name)
+    found: dict[str, _Index] = {}
+    key = tuple(column.name for column in store.columns if column.primary_key)
+    for corpus in deployment.corpora:
+        documents, relations = corpus.documents_store, corpus.relations_store
+        if corpus.kind is not CorpusKind.STORE_GRAPH:
+            continue
+        if documents is not None and documents.store == store.name:
+            if key[:1] != (documents.id_column,):
+                name = object_name(store.name, f"{documents.id_column}_idx")
+                found[name] = _Index(
+                    name,
+                    f"CREATE INDEX {quote(name)} ON {table} ({_key_list([documents.id_column])})",
+                    f"index {store.name} by document id",
+                )
+            name = object_name(store.name, "fulltext")
+            expression = fulltext_expression(documents.title_column, documents.body_column)
+            found[name] = _Index(
+                name,
+                f"CREATE INDEX {quote(name)} ON {table} USING gin ({quote(TENANT_COLUMN)}, {expression})",
+                f"full-text index of {store.name} (title and body)",
+            )
+        if relations is not None and relations.store == store.name:
+            name = object_name(store.name, "edge_from_idx")
+            columns = [relations.from_column, relations.to_column, relations.etype_column]
+            found[name] = _Index(
+                name,
+                f"CREATE INDEX {quote(name)} ON {table} ({_key_list(columns)})",
+                f"index {store.name} by edge source (and target, type: the reinforcement key)",
+            )
+            name = object_name(store.name, "edge_to_idx")
+            found[name] = _Index(
+                name,
+                f"CREATE INDEX {quote(name)} ON {table} ({_key_list([relations.to_column])})",
+                f"index {store.name} by edge target",
+            )
+    return list(found.values())
+
+
+# ---------------------------------------------------------------------------- existing tables
+
+
+def _extend(
+    store: StoreDecl,
+    existing: ExistingStore,
+    indexes: Sequence[_Index],
+    corpora: tuple[str, ...],
+    refused: list[str],
+) -> list[PlanStep]:
+    table = store_table(store.name)
+    steps: list[PlanStep] = []
+    declared = {column.name for column in store.columns}
+    for have_column in existing.columns:
+        if have_column.name not in declared and have_column.name not in (
+            TENANT_COLUMN,
+            ROW_ID_COLUMN,
+        ):
+            refused.append(f"ALTER TABLE {table} DROP COLUMN {quote(have_column.name)};")
+    for column in store.columns:
+        have = existing.column(column.name)
+        if have is None:
+            if (column.not_null or column.primary_key) and column.default is None:
+                refused.append(
+                    f"ALTER TABLE {table} ADD COLUMN {_column_sql(column)};"
+                    "  -- NOT NULL without a default cannot be added to existing rows"
+                )
+            elif column.primary_key or column.unique:
+                refused.append(
+                    f"ALTER TABLE {table} ADD COLUMN {_column_sql(column)};  -- plus a new key"
+                )
+            else:
+                steps.append(
+                    PlanStep(
+                        f"add column {column.name} to {store.name}",
+                        f"ALTER TABLE {table} ADD COLUMN {_column_sql(column)}",
+                    )
+                )
+            continue
+        want_type = _CATALOG_TYPE_NAMES.get(column.type.postgres, column.type.postgres)
+        if have.type != want_type:
+            refused.append(
+                f"ALTER TABLE {table} ALTER COLUMN {quote(column.name)} TYPE {column.type.postgres};"
+                f"  -- was {have.type}"
+            )
+        want_not_null = column.not_null or column.primary_key
+        if have.not_null != want_not_null:
+            change = "SET NOT NULL" if want_not_null else "DROP NOT NULL"
+            refused.append(f"ALTER TABLE {table} ALTER COLUMN {quote(column.name)} {change};")
+    key = tuple(column.name for column in store.columns if column.primary_key) or (ROW_ID_COLUMN,)
+    if existing.primary_key != (TENANT_COLUMN, *key):
+        refused.append(
+            f"ALTER TABLE {table} DROP CONSTRAINT <primary key>, ADD PRIMARY KEY ({_key_list(key)});"
+            f"  -- was ({', '.join(existing.primary_key)})"
+        )
+    unique: set[tuple[str, ...]] = {
+        (TENANT_COLUMN, column.name)
+        for column in store.columns
+        if column.unique and not column.primary_key
+    }
+    for columns in sorted(unique - existing.unique):
+        refused.append(f"ALTER TABLE {table} ADD UNIQUE ({', '.join(map(quote, columns))});")
+    for columns in sorted(existing.unique - unique):
+        refused.append(f"ALTER TABLE {table} DROP CONSTRAINT <unique ({', '.join(columns)})>;")
+    if not (existing.rls_enabled and existing.rls_forced and existing.has_policy):
+        steps.append(_rls_step(store))
+    steps += [
+        PlanStep(index.description, index.sql)
+        for index in indexes
+        if index.name not in existing.indexes
+    ]
+    if corpora and existing.revision_corpora != corpora:
+        steps.append(_trigger_step(store, corpora))
+    return steps
+
+
+def _check_reserved(store: StoreDecl) -> None:
+    for column in store.columns:
+        if column.name.lower().startswith("axon_"):
+            raise ReservedColumnError(
+                f"store {store.name!r}: column {column.name!r} starts with 'axon_', which Mnemo "
+                "reserves for its hidden columns (axon_tenant, axon_row_id); rename the column"
+            )
+
+
+def type_in_catalog(axon_type: AxonType) -> str:
+    """How format_type() prints the column type `axon_type` is created with."""
+    return _CATALOG_TYPE_NAMES.get(axon_type.postgres, axon_type.postgres)

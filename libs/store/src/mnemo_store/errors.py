@@ -1,0 +1,73 @@
+"""The errors of the storage layer: each says what was wrong and what would be right."""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Base of every error raised by mnemo_store."""
+
+
+class TenantTransactionClosedError(StoreError):
+    """A tenant unit of work was used after its `async with` block ended."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "this tenant transaction has ended: open a new one with `async with store.tenant(id)`"
+        )
+
+
+class NotAStoreCorpusError(StoreError):
+    """A corpus that is not store-sourced (form (d)) was asked for store rows."""
+
+
+class UnknownStoreError(StoreError):
+    """A store name that the declarations do not define."""
+
+
+class UnknownColumnError(StoreError):
+    """A row named a column its store does not declare."""
+
+
+class RowLimitExceededError(StoreError):
+    """A graph load met more rows than the configured limit allows, and the policy is to fail."""
+
+    def __init__(self, corpus: str, what: str, limit: int) -> None:
+        super().__init__(
+            f"corpus {corpus!r}: more than {limit} {what} in scope; narrow the `where:` scope, raise "
+            "the row limit, or load with on_limit='flag' to accept a truncated graph"
+        )
+        self.corpus = corpus
+        self.what = what
+        self.limit = limit
+
+
+class DestructiveChangeError(StoreError):
+    """`mnemo apply` would need a destructive change; nothing was applied."""
+
+    def __init__(self, changes: tuple[str, ...]) -> None:
+        listing = "\n".join(f"  {change}" for change in changes)
+        super().__init__(
+            "refusing a destructive change to existing stores (apply makes additive changes only); "
+            f"an operator would have to run:\n{listing}"
+        )
+        self.changes = changes
+
+
+class UnknownTenantError(StoreError):
+    """A tenant id that is not a row of mnemo.tenants."""
+
+
+class DuplicateTenantError(StoreError):
+    """A tenant name that is already taken."""
+
+
+class UnknownCorpusError(StoreError):
+    """A corpus id that is not in the registry."""
+
+
+class CorpusStatusError(StoreError):
+    """A lifecycle transition the registry does not allow (e.g. publishing a deprecated corpus)."""
+
+
+class ReservedColumnError(StoreError):
+    """A declared column uses a name Mnemo reserves for its hidden columns."""

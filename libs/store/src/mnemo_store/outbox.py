@@ -1,0 +1,162 @@
+"""The transactional outbox: events written with the rows they announce, published by a relay.
+
+A write appends its event in the same transaction (`TenantTransaction.append_outbox`); the relay,
+connected as the relay role (whose policy reaches the outbox and nothing else), claims unpublished
+rows with `FOR UPDATE SKIP LOCKED`, hands each to a publisher port, and marks what it published.
+If publishing fails mid-batch, the events already published are still marked (and committed)
+before the error propagates, so a restarted relay continues with the first unpublished one.
+A crash between a broker acknowledgement and that commit can still repeat an event: consumers
+deduplicate by event id (the inbox), which makes delivery effectively once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import asyncpg
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxEvent:
+    """An event to publish once its transaction commits. `payload` must be JSON-serialisable."""
+
+    event_id: uuid.UUID
+    topic: str
+    key: bytes
+    payload: Mapping[str, Any]
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxMessage:
+    """An outbox row as the relay hands it to the publisher (`payload` is the JSON text)."""
+
+    tenant_id: uuid.UUID
+    seq: int
+    event_id: uuid.UUID
+    topic: str
+    key: bytes
+    payload: str
+    headers: Mapping[str, str]
+
+
+class EventPublisher(Protocol):
+    """Where the relay sends events (a Kafka producer in the services; a list in tests).
+
+    `publish` returns once the broker has the event; raising means it was not published.
+    """
+
+    async def publish(self, message: OutboxMessage) -> None: ...
+
+
+INSERT_SQL = (
+    "INSERT INTO mnemo.outbox (axon_tenant, event_id, topic, key, payload, headers)"
+    " VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb)"
+)
+
+_CLAIM_SQL = (
+    "SELECT axon_tenant, seq, event_id, topic, key, payload::text AS payload, headers::text AS headers"
+    " FROM mnemo.outbox WHERE published_at IS NULL {tenants}"
+    " ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED"
+)
+_MARK_SQL = (
+    "UPDATE mnemo.outbox SET published_at = now()"
+    " WHERE (axon_tenant, seq) IN (SELECT * FROM unnest($1::uuid[], $2::bigint[]))"
+)
+
+
+def insert_args(tenant_id: uuid.UUID, event: OutboxEvent) -> tuple[object, ...]:
+    return (
+        tenant_id,
+        event.event_id,
+        event.topic,
+        event.key,
+        json.dumps(event.payload, sort_keys=True, separators=(",", ":")),
+        json.dumps(dict(event.headers), sort_keys=True),
+    )
+
+
+class OutboxRelay:
+    """Publishes outbox rows through `publisher`, oldest first, each exactly once per success.
+
+    `tenants` restricts the relay to some tenants (sharding relays, or tests sharing a database);
+    `None` relays every tenant. Several relays may run at once: `SKIP LOCKED` keeps them off each
+    other's rows (ordering per tenant then holds only within one relay's batches).
+    """
+
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        publisher: EventPublisher,
+        *,
+        batch_size: int = 100,
+        idle_seconds: float = 0.2,
+        tenants: Sequence[uuid.UUID] | None = None,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        self._pool = pool
+        self._publisher = publisher
+        self._batch_size = batch_size
+        self._idle_seconds = idle_seconds
+        self._tenants = None if tenants is None else list(tenants)
+
+    async def relay_once(self) -> int:
+        """Claim one batch, publish it, mark what was published; returns how many were published."""
+        tenant_filter = "" if self._tenants is None else "AND axon_tenant = ANY($2::uuid[])"
+        args: list[object] = [self._batch_size]
+        if self._tenants is not None:
+            args.append(self._tenants)
+        async with self._pool.acquire() as connection:
+            transaction = connection.transaction()
+            await transaction.start()
+            try:
+                rows = await connection.fetch(_CLAIM_SQL.format(tenants=tenant_filter), *args)
+                published: list[asyncpg.Record] = []
+                failure: BaseException | None = None
+                for row in rows:
+                    try:
+                        await self._publisher.publish(_message(row))
+                    except BaseException as error:  # re-raised below, after marking
+                        failure = error
+                        break
+                    published.append(row)
+                if published:
+                    await connection.execute(
+                        _MARK_SQL,
+                        [row["axon_tenant"] for row in published],
+                        [row["seq"] for row in published],
+                    )
+            except BaseException:
+                await transaction.rollback()
+                raise
+            await transaction.commit()
+        if failure is not None:
+            raise failure
+        return len(published)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Relay until `stop` is set, sleeping `idle_seconds` whenever the outbox is empty."""
+        while not stop.is_set():
+            if await self.relay_once() == 0:
+                try:
+                    await asyncio.wait_for(stop.wait(), self._idle_seconds)
+                except TimeoutError:
+                    continue
+
+
+def _message(row: asyncpg.Record) -> OutboxMessage:
+    return OutboxMessage(
+        tenant_id=row["axon_tenant"],
+        seq=row["seq"],
+        event_id=row["event_id"],
+        topic=row["topic"],
+        key=bytes(row["key"]),
+        payload=row["payload"],
+        headers=json.loads(row["headers"]),
+    )

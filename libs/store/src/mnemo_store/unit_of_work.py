@@ -1,0 +1,282 @@
+"""The tenant-scoped unit of work: the only way to reach store rows.
+
+    async with store.tenant(tenant_id) as tx:
+        graph = await tx.load_graph(corpus, scope)
+
+`store.tenant` opens a transaction and sets `mnemo.tenant` for that transaction only
+(`set_config(…, true)`: a pooled connection never carries a tenant into its next checkout). Every
+query of this package runs through a `TenantTransaction`, which exists only inside such a block and
+refuses use after it, so a query without a tenant cannot be written. Row-level security is the
+second line: with no tenant set, Postgres returns no rows and refuses every write.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from types import TracebackType
+from typing import Self
+
+import asyncpg
+from mnemo_axon.column_types import AxonType
+from mnemo_axon.ir import StoreDecl
+
+from mnemo_store import outbox
+from mnemo_store.errors import TenantTransactionClosedError, UnknownColumnError
+from mnemo_store.identifiers import TENANT_COLUMN, quote, store_table
+from mnemo_store.loading import CopyQuery, GraphArrays, LoadLimits, load_graph_arrays
+from mnemo_store.reinforcement import SCOPE_FIRST_PARAM, EdgeDelta, batch, reinforcement_sql
+from mnemo_store.scope import Scope, render_scope
+from mnemo_store.store_corpus import StoreCorpus
+
+_SET_TENANT = "SELECT set_config('mnemo.tenant', $1, true)"
+_REVISION = "SELECT revision FROM mnemo.graph_revisions WHERE corpus_id = $1"
+
+
+def _copier(connection: asyncpg.Connection) -> CopyQuery:
+    """Runs `COPY (query) TO STDOUT (FORMAT binary)` on `connection`, returning the bytes."""
+
+    async def copy(query: str, params: tuple[object, ...]) -> bytes:
+        chunks: list[bytes] = []
+
+        async def sink(chunk: bytes) -> None:
+            chunks.append(chunk)
+
+        await connection.copy_from_query(query, *params, output=sink, format="binary")
+        return b"".join(chunks)
+
+    return copy
+
+
+class Store:
+    """A pool of connections as the application role; rows are reached through `tenant()`."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+
+    @classmethod
+    async def connect(cls, dsn: str, *, min_size: int = 1, max_size: int = 10) -> Store:
+        pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size)
+        return cls(pool)
+
+    async def close(self) -> None:
+        await self._pool.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    @asynccontextmanager
+    async def tenant(
+        self, tenant_id: uuid.UUID, *, read_only: bool = False
+    ) -> AsyncIterator[TenantTransaction]:
+        """A transaction for `tenant_id`; committed when the block ends, rolled back on error.
+
+        `read_only=True` gives a REPEATABLE READ, READ ONLY transaction: every read in it sees
+        one snapshot, so a graph and its revision are consistent with each other.
+        """
+        if not isinstance(tenant_id, uuid.UUID):
+            raise TypeError(f"tenant_id must be a uuid.UUID, got {type(tenant_id).__name__}")
+        async with self._pool.acquire() as connection:
+            isolation = "repeatable_read" if read_only else "read_committed"
+            async with connection.transaction(isolation=isolation, readonly=read_only):
+                await connection.execute(_SET_TENANT, str(tenant_id))
+                tx = TenantTransaction(
+                    connection, tenant_id, helpers=self._pool if read_only else None
+                )
+                try:
+                    yield tx
+                finally:
+                    tx._close()
+
+
+class TenantTransaction:
+    """Queries for one tenant inside one transaction. Obtain it from `Store.tenant`."""
+
+    def __init__(
+        self,
+        connection: asyncpg.Connection,
+        tenant_id: uuid.UUID,
+        *,
+        helpers: asyncpg.Pool | None = None,
+    ) -> None:
+        self._connection: asyncpg.Connection | None = connection
+        self._tenant_id = tenant_id
+        # In a REPEATABLE READ transaction a second pooled connection can import its snapshot,
+        # so a graph load runs its two COPYs at once and still reads one consistent state.
+        self._helpers = helpers
+
+    @property
+    def tenant_id(self) -> uuid.UUID:
+        return self._tenant_id
+
+    def _close(self) -> None:
+        self._connection = None
+
+    def _open(self) -> asyncpg.Connection:
+        if self._connection is None:
+            raise TenantTransactionClosedError()
+        return self._connection
+
+    # ------------------------------------------------------------------------------- graph reads
+
+    async def graph_revision(self, corpus_id: str) -> int:
+        """The corpus's revision for this tenant (0 before its first write): one index lookup.
+
+        A graph cached at revision r is fresh exactly when this still returns r.
+        """
+        value = await self._open().fetchval(_REVISION, corpus_id)
+        return 0 if value is None else int(value)
+
+    async def load_graph(
+        self, corpus: StoreCorpus, scope: Scope | None = None, limits: LoadLimits | None = None
+    ) -> GraphArrays:
+        """The corpus's documents and edges in `scope`, as engine arrays, with their revision.
+
+        The revision is read first: in a READ COMMITTED transaction the rows can then only be
+        newer than it (a cache reloads once more), never older. Use `tenant(..., read_only=True)`
+        for rows and revision from one snapshot.
+        """
+        connection = self._open()
+        rendered = render_scope(scope or Scope(), corpus)
+        revision = await self.graph_revision(corpus.name)
+        limits = limits or LoadLimits()
+        helper = await self._helper()
+        if helper is None:
+            return await load_graph_arrays(
+                _copier(connection),
+                _copier(connection),
+                corpus,
+                rendered,
+                limits,
+                revision,
+                concurrent=False,
+            )
+        pool, second = helper
+        try:
+            snapshot = await connection.fetchval("SELECT pg_export_snapshot()")
+            async with second.transaction(isolation="repeatable_read", readonly=True):
+                await second.execute(f"SET TRANSACTION SNAPSHOT '{snapshot}'")
+                await second.execute(_SET_TENANT, str(self._tenant_id))
+                return await load_graph_arrays(
+                    _copier(second),
+                    _copier(connection),
+                    corpus,
+                    rendered,
+                    limits,
+                    revision,
+                    concurrent=True,
+                )
+        finally:
+            await pool.release(second)
+
+    async def _helper(self) -> tuple[asyncpg.Pool, asyncpg.Connection] | None:
+        """A second connection when one is free right now; never waits (that could starve the
+        pool: every holder of one connection waiting for a second)."""
+        pool = self._helpers
+        if pool is None or (pool.get_idle_size() == 0 and pool.get_size() >= pool.get_max_size()):
+            return None
+        try:
+            return pool, await pool.acquire(timeout=0.05)
+        except TimeoutError:
+            return None
+
+    # ------------------------------------------------------------------------------------ writes
+
+    async def reinforce(
+        self, corpus: StoreCorpus, deltas: Iterable[EdgeDelta], scope: Scope | None = None
+    ) -> int:
+        """Move every traversed edge's weight by its (summed) delta in one statement.
+
+        Returns the number of edge rows updated (parallel rows with the same endpoints and type
+        all move). An empty or all-zero batch writes nothing.
+        """
+        connection = self._open()
+        rows = batch(deltas)
+        if not len(rows):
+            return 0
+        rendered = render_scope(scope or Scope(), corpus, SCOPE_FIRST_PARAM)
+        status = await connection.execute(
+            reinforcement_sql(corpus, rendered),
+            rows.sources,
+            rows.targets,
+            rows.etypes,
+            rows.deltas,
+            *rendered.params,
+        )
+        return int(status.rsplit(" ", 1)[-1])
+
+    async def insert_rows(self, store: StoreDecl, rows: Sequence[Mapping[str, object]]) -> int:
+        """Insert rows into a declared store for this tenant in one statement; returns the count.
+
+        Every row must name the same columns. Values are bound per column as typed arrays;
+        Json values may be given as Python objects.
+        """
+        connection = self._open()
+        if not rows:
+            return 0
+        names = list(rows[0])
+        columns = []
+        for name in names:
+            column = store.column(name)
+            if column is None:
+                raise UnknownColumnError(
+                    f"store {store.name!r} has no column {name!r}; its columns are "
+                    f"{', '.join(c.name for c in store.columns)}"
+                )
+            columns.append(column)
+        arrays: list[list[object]] = [[] for _ in names]
+        for number, row in enumerate(rows):
+            if list(row) != names:
+                raise UnknownColumnError(
+                    f"row {number} names columns {sorted(row)}, row 0 names {sorted(names)}: "
+                    "every row of one insert must name the same columns"
+                )
+            for array, column in zip(arrays, columns, strict=True):
+                value = row[column.name]
+                if (
+                    column.type is AxonType.JSON
+                    and value is not None
+                    and not isinstance(value, str)
+                ):
+                    value = json.dumps(value)
+                array.append(value)
+        unnest = ", ".join(
+            f"${index + 2}::{column.type.postgres}[]" for index, column in enumerate(columns)
+        )
+        target = ", ".join(quote(column.name) for column in columns)
+        status = await connection.execute(
+            f"INSERT INTO {store_table(store.name)} ({quote(TENANT_COLUMN)}, {target})"
+            f" SELECT $1, * FROM unnest({unnest})",
+            self._tenant_id,
+            *arrays,
+        )
+        return int(status.rsplit(" ", 1)[-1])
+
+    async def append_outbox(self, event: outbox.OutboxEvent) -> None:
+        """Queue `event` for publishing; it leaves only if this transaction commits."""
+        await self._open().execute(outbox.INSERT_SQL, *outbox.insert_args(self._tenant_id, event))
+
+    async def claim_event(self, consumer: str, event_id: uuid.UUID) -> bool:
+        """Record that `consumer` processes `event_id` in this transaction.
+
+        False when it already did (the caller skips the work). A concurrent duplicate waits for the
+        first to commit and then gets False; if the first rolls back, the second gets True.
+        """
+        claimed = await self._open().fetchval(
+            "INSERT INTO mnemo.inbox (axon_tenant, consumer, event_id) VALUES ($1, $2, $3)"
+            " ON CONFLICT DO NOTHING RETURNING true",
+            self._tenant_id,
+            consumer,
+            event_id,
+        )
+        return bool(claimed)

@@ -1,0 +1,155 @@
+"""Store DDL from the IR (pure): what a new store gets, what an existing one may and may not get."""
+
+from __future__ import annotations
+
+import pytest
+from mnemo_axon.compiler import load_deployment
+from mnemo_axon.ir import Deployment
+from mnemo_store import ReservedColumnError
+from mnemo_store.ddl import Catalog, ExistingColumn, ExistingStore, plan_stores
+from mnemo_store.identifiers import object_name
+
+DECLARATIONS = """
+axonstore Docs { backend: postgresql
+    schema { id: Uuid primary_key  sub: Uuid not_null  title: Text  body: Text  slug: Text unique
+             made: Timestamptz default(now())  note: Text default("it's") } }
+axonstore Edges { backend: postgresql
+    schema { from_id: Uuid  to_id: Uuid  etype: Text  weight: Float } }
+corpus Graph from axonstore {
+    documents: Docs(id, title, body)
+    relations: Edges(from_id, to_id, etype, weight)
+}
+"""
+
+
+def deployment(text: str = DECLARATIONS) -> Deployment:
+    return load_deployment(text, "test.axon")
+
+
+def existing_docs(**changes: object) -> ExistingStore:
+    columns = (
+        ExistingColumn("axon_tenant", "uuid", True),
+        ExistingColumn("id", "uuid", True),
+        ExistingColumn("sub", "uuid", True),
+        ExistingColumn("title", "text", False),
+        ExistingColumn("body", "text", False),
+        ExistingColumn("slug", "text", False),
+        ExistingColumn("made", "timestamp with time zone", False),
+        ExistingColumn("note", "text", False),
+    )
+    values: dict[str, object] = {
+        "name": "Docs",
+        "columns": columns,
+        "primary_key": ("axon_tenant", "id"),
+        "unique": frozenset({("axon_tenant", "slug")}),
+        "indexes": frozenset({"Docs__fulltext", "Docs_pkey", "Docs__slug_key"}),
+        "revision_corpora": ("Graph",),
+    }
+    values.update(changes)
+    return ExistingStore(**values)  # type: ignore[arg-type]  # test data built from a dict
+
+
+def test_a_new_store_gets_a_tenant_led_key_forced_rls_grants_indexes_and_a_revision_trigger() -> (
+    None
+):
+    plan = plan_stores(deployment(), Catalog())
+    sql = "\n".join(step.sql for step in plan.steps)
+    assert plan.refused == ()
+    assert 'PRIMARY KEY ("axon_tenant", "id")' in sql
+    assert 'UNIQUE ("axon_tenant", "slug")' in sql
+    assert '"axon_row_id" bigint GENERATED ALWAYS AS IDENTITY' in sql  # Edges declares no key
+    assert 'PRIMARY KEY ("axon_tenant", "axon_row_id")' in sql
+    assert "mnemo.enable_tenant_rls('axon_stores.\"Docs\"'::regclass)" in sql
+    assert 'GRANT SELECT, INSERT, UPDATE ON "axon_stores"."Docs" TO mnemo_app' in sql
+    assert not [line for line in sql.splitlines() if "GRANT" in line and "DELETE" in line]
+    assert "USING gin (\"axon_tenant\", to_tsvector('simple'::regconfig" in sql
+    assert '("axon_tenant", "from_id", "to_id", "etype")' in sql
+    assert '("axon_tenant", "to_id")' in sql
+    assert "mnemo.bump_graph_revision('Graph')" in sql
+    assert "DEFAULT 'it''s'::text" in sql
+    assert "DEFAULT now()" in sql
+
+
+def test_planning_what_already_exists_plans_nothing() -> None:
+    plan = plan_stores(deployment(), Catalog({"Docs": existing_docs()}))
+    assert [step.description for step in plan.steps if "Docs" in step.sql] == []
+    assert plan.refused == ()
+
+
+def test_a_new_nullable_column_is_added_and_a_missing_index_or_policy_restored() -> None:
+    columns = tuple(c for c in existing_docs().columns if c.name != "note")
+    plan = plan_stores(
+        deployment(),
+        Catalog({"Docs": existing_docs(columns=columns, indexes=frozenset(), rls_forced=False)}),
+    )
+    docs = [step.sql for step in plan.steps if '"Docs"' in step.sql]
+    assert (
+        'ALTER TABLE "axon_stores"."Docs" ADD COLUMN "note" text DEFAULT \'it\'\'s\'::text' in docs
+    )
+    assert any("enable_tenant_rls" in sql for sql in docs)
+    assert any("Docs__fulltext" in sql for sql in docs)
+
+
+@pytest.mark.parametrize(
+    ("existing", "refusal"),
+    [
+        (
+            existing_docs(columns=(*existing_docs().columns, ExistingColumn("old", "text", False))),
+            'DROP COLUMN "old"',
+        ),
+        (
+            existing_docs(
+                columns=tuple(
+                    ExistingColumn(c.name, "date", c.not_null) if c.name == "made" else c
+                    for c in existing_docs().columns
+                )
+            ),
+            'ALTER COLUMN "made" TYPE timestamptz',
+        ),
+        (
+            existing_docs(
+                columns=tuple(
+                    ExistingColumn(c.name, c.type, False) if c.name == "sub" else c
+                    for c in existing_docs().columns
+                )
+            ),
+            'ALTER COLUMN "sub" SET NOT NULL',
+        ),
+        (existing_docs(primary_key=("axon_tenant", "slug")), "ADD PRIMARY KEY"),
+        (existing_docs(unique=frozenset()), 'ADD UNIQUE ("axon_tenant", "slug")'),
+    ],
+)
+def test_a_destructive_change_is_refused_with_the_statement_it_would_need(
+    existing: ExistingStore, refusal: str
+) -> None:
+    plan = plan_stores(deployment(), Catalog({"Docs": existing}))
+    assert any(refusal in line for line in plan.refused), plan.refused
+
+
+def test_a_new_not_null_column_without_default_is_refused() -> None:
+    text = DECLARATIONS.replace('note: Text default("it\'s")', "note: Text not_null")
+    columns = tuple(c for c in existing_docs().columns if c.name != "note")
+    plan = plan_stores(deployment(text), Catalog({"Docs": existing_docs(columns=columns)}))
+    assert any("NOT NULL without a default" in line for line in plan.refused)
+
+
+def test_a_corpus_reading_an_existing_store_updates_its_revision_trigger() -> None:
+    plan = plan_stores(
+        deployment(),
+        Catalog({"Docs": existing_docs(revision_corpora=("Old",))}),
+        {"Docs": ("Graph", "Old"), "Edges": ("Graph",)},
+    )
+    assert any("bump_graph_revision('Graph', 'Old')" in step.sql for step in plan.steps)
+
+
+def test_columns_named_like_the_hidden_ones_are_refused() -> None:
+    text = "axonstore S { backend: postgresql schema { axon_other: Uuid } }"
+    with pytest.raises(ReservedColumnError, match="reserves"):
+        plan_stores(deployment(text), Catalog())
+
+
+def test_long_object_names_are_shortened_without_colliding() -> None:
+    first, second = object_name("S" * 60, "edge_from_idx"), object_name("S" * 60, "edge_to_idx")
+    assert len(first.encode()) <= 63
+    assert len(second.encode()) <= 63
+    assert first != second

@@ -1,0 +1,148 @@
+"""Binary COPY decoding, load SQL, and reinforcement batches (pure)."""
+
+from __future__ import annotations
+
+import struct
+import uuid
+
+import numpy as np
+import pytest
+from mnemo_axon.compiler import load_deployment
+from mnemo_store import EdgeDelta, LoadLimits, RowLimitExceededError, StoreCorpus
+from mnemo_store.binary_copy import CopyFormatError, fixed_rows, variable_rows
+from mnemo_store.loading import KeyKind, decode_documents, decode_edges, load_queries
+from mnemo_store.reinforcement import SCOPE_FIRST_PARAM, batch, reinforcement_sql
+from mnemo_store.scope import Scope, render_scope
+
+HEADER = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)
+TRAILER = struct.pack(">h", -1)
+
+CORPUS = StoreCorpus.from_deployment(
+    load_deployment(
+        """
+axonstore D { backend: postgresql schema { id: Uuid primary_key  sub: Uuid  title: Text  body: Text } }
+axonstore E { backend: postgresql schema { a: Uuid not_null  b: Uuid not_null  t: Text  w: Float  sub: Uuid } }
+corpus G from axonstore { documents: D(id, title, body)  relations: E(a, b, t, w) }
+""",
+        "t.axon",
+    ),
+    "G",
+)
+
+
+def row(*fields: bytes | None) -> bytes:
+    out = struct.pack(">h", len(fields))
+    for field in fields:
+        out += struct.pack(">i", -1) if field is None else struct.pack(">i", len(field)) + field
+    return out
+
+
+def test_fixed_rows_decode_in_one_array_and_refuse_a_null_or_wrong_width() -> None:
+    data = HEADER + row(struct.pack(">i", 7), struct.pack(">d", 0.5)) + TRAILER
+    rows = fixed_rows(data, [("k", ">i4"), ("w", ">f8")])
+    assert rows["k"].tolist() == [7]
+    assert rows["w"].tolist() == [0.5]
+    with pytest.raises(CopyFormatError):
+        fixed_rows(
+            HEADER + row(None, struct.pack(">d", 0.5)) + TRAILER, [("k", ">i4"), ("w", ">f8")]
+        )
+    with pytest.raises(CopyFormatError, match="signature"):
+        fixed_rows(b"nope" * 10, [("k", ">i4")])
+
+
+def test_variable_rows_keep_nulls_and_raw_bytes() -> None:
+    data = HEADER + row(b"\x01\x02", "ü".encode(), None) + TRAILER
+    assert variable_rows(data, [False, True, True]) == [[b"\x01\x02"], ["ü"], [None]]
+
+
+def test_documents_and_edges_decode_into_positions_in_document_order() -> None:
+    ids = sorted(uuid.uuid4() for _ in range(3))
+    docs = (
+        HEADER
+        + b"".join(row(doc.bytes, f"t{k}".encode(), None) for k, doc in enumerate(ids))
+        + TRAILER
+    )
+    stranger = uuid.uuid4()
+    edges = (
+        HEADER
+        + b"".join(
+            row(
+                a.bytes,
+                b.bytes,
+                struct.pack(">h", 0),
+                struct.pack(">h", code),
+                struct.pack(">d", w),
+            )
+            for a, b, code, w in [(ids[0], ids[2], 0, 0.5), (ids[1], stranger, 2, 1.0)]
+        )
+        + TRAILER
+    )
+    limits = LoadLimits()
+    columns = decode_documents(CORPUS, KeyKind.UUID, docs, limits)
+    graph = decode_edges(CORPUS, KeyKind.UUID, columns, edges, limits, revision=4)
+    assert graph.ids == [str(doc) for doc in ids]
+    assert graph.titles == ["t0", "t1", "t2"]
+    assert graph.edge_source.tolist() == [0, 1]
+    assert graph.edge_target.tolist() == [2, -1]
+    assert graph.edge_type.tolist() == [0, 2]
+    assert graph.revision == 4
+    with pytest.raises(RowLimitExceededError):
+        decode_documents(CORPUS, KeyKind.UUID, docs, LoadLimits(max_documents=2))
+    flagged = decode_documents(
+        CORPUS, KeyKind.UUID, docs, LoadLimits(max_documents=2, on_exceed="flag")
+    )
+    assert flagged.truncated
+    assert len(flagged.ids) == 2
+
+
+def test_uuids_sharing_their_first_half_still_map_exactly() -> None:
+    ids = [uuid.UUID(int=k) for k in (1, 2, 3)]  # identical first 8 bytes
+    docs = HEADER + b"".join(row(doc.bytes, b"t", None) for doc in ids) + TRAILER
+    edges = (
+        HEADER
+        + row(
+            ids[2].bytes,
+            ids[1].bytes,
+            struct.pack(">h", 0),
+            struct.pack(">h", 0),
+            struct.pack(">d", 0.5),
+        )
+        + TRAILER
+    )
+    columns = decode_documents(CORPUS, KeyKind.UUID, docs, LoadLimits())
+    graph = decode_edges(CORPUS, KeyKind.UUID, columns, edges, LoadLimits(), 0)
+    assert (graph.edge_source.tolist(), graph.edge_target.tolist()) == ([2], [1])
+    assert np.array_equal(graph.edge_weight, [0.5])
+
+
+def test_the_load_queries_apply_one_scope_to_both_stores_and_order_documents_by_id() -> None:
+    scope = render_scope(Scope("sub = '${s}'", {"s": str(uuid.uuid4())}), CORPUS)
+    queries = load_queries(CORPUS, scope, LoadLimits(max_documents=10, max_edges=20))
+    assert queries.key is KeyKind.UUID
+    assert 'WHERE "sub" = $1::uuid ORDER BY d."id" NULLS LAST LIMIT 11' in queries.documents
+    assert 'WHERE "sub" = $1::uuid LIMIT 21' in queries.edges
+    assert 'coalesce(e."a"' not in queries.edges  # declared NOT NULL: no NULL handling
+    assert "coalesce(e.\"w\"::float8, 'NaN'::float8)" in queries.edges  # nullable weight
+    assert len(queries.params) == 1
+
+
+def test_a_reinforcement_batch_sums_duplicates_sorts_keys_and_drops_zero_moves() -> None:
+    rows = batch(
+        [
+            EdgeDelta("b", "c", "cite", 0.25),
+            EdgeDelta("a", "b", "cite", 0.5),
+            EdgeDelta("b", "c", "cite", 0.25),
+            EdgeDelta("x", "y", "cite", 0.0),
+        ]
+    )
+    assert (rows.sources, rows.targets, rows.deltas) == (["a", "b"], ["b", "c"], [0.5, 0.5])
+    with pytest.raises(ValueError, match="delta"):
+        batch([EdgeDelta("a", "b", "cite", float("nan"))])
+
+
+def test_the_reinforcement_statement_clamps_locks_in_key_order_and_carries_the_scope() -> None:
+    scope = render_scope(Scope("sub = '${s}'", {"s": str(uuid.uuid4())}), CORPUS, SCOPE_FIRST_PARAM)
+    sql = reinforcement_sql(CORPUS, scope)
+    assert 'LEAST(GREATEST(e."w" + d.axon_delta, 0.001), 1.0)' in sql
+    assert 'ORDER BY l."a", l."b", l."t", l."axon_row_id" FOR UPDATE OF l' in sql
+    assert sql.count('"sub" = $5::uuid') == 2  # the lock and the update see the same scope
