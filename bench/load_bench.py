@@ -1,9 +1,9 @@
-"""Loading a tenant's store graph: the fast path (binary COPY → engine arrays) against a naive one.
+"""Loading a tenant's store graph: the fast path (COPY → engine arrays) against a naive one.
 
 For 10k and 100k documents with 5 edges each, in one tenant under row-level security and with a
 sub-tenant `where:` scope, it times:
-- fast: `TenantTransaction.load_graph` (two binary COPYs decoded by numpy into the arrays
-  `mnemo_mdn.CorpusGraph.from_arrays` takes);
+- fast: `TenantTransaction.load_graph` (a text COPY of the documents split in one pass, a binary
+  COPY of the edges decoded by numpy, into the arrays `mnemo_mdn.CorpusGraph.from_arrays` takes);
 - naive: SQLAlchemy ORM rows, then a networkx MultiDiGraph (the obvious way to write it);
 - freshness: `TenantTransaction.graph_revision`, the one query that proves a cached graph fresh.
 Prints a table and writes bench/results/load_bench.json. Needs the local stack (`make up`) and

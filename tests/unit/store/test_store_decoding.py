@@ -13,6 +13,7 @@ from mnemo_store.binary_copy import CopyFormatError, fixed_rows, variable_rows
 from mnemo_store.loading import KeyKind, decode_documents, decode_edges, load_queries
 from mnemo_store.reinforcement import SCOPE_FIRST_PARAM, batch, reinforcement_sql
 from mnemo_store.scope import Scope, render_scope
+from mnemo_store.text_copy import text_columns
 
 HEADER = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)
 TRAILER = struct.pack(">h", -1)
@@ -37,6 +38,22 @@ def row(*fields: bytes | None) -> bytes:
     return out
 
 
+def text_rows(*rows: tuple[str | None, ...]) -> bytes:
+    """A text COPY stream (the format the documents are read in)."""
+
+    def field(value: str | None) -> str:
+        if value is None:
+            return "\\N"
+        return (
+            value.replace("\\", "\\\\")
+            .replace("\t", "\\t")
+            .replace("\n", "\\n")
+            .replace("\r", "\\r")
+        )
+
+    return "".join("\t".join(map(field, row)) + "\n" for row in rows).encode("utf-8")
+
+
 def test_fixed_rows_decode_in_one_array_and_refuse_a_null_or_wrong_width() -> None:
     data = HEADER + row(struct.pack(">i", 7), struct.pack(">d", 0.5)) + TRAILER
     rows = fixed_rows(data, [("k", ">i4"), ("w", ">f8")])
@@ -57,11 +74,7 @@ def test_variable_rows_keep_nulls_and_raw_bytes() -> None:
 
 def test_documents_and_edges_decode_into_positions_in_document_order() -> None:
     ids = sorted(uuid.uuid4() for _ in range(3))
-    docs = (
-        HEADER
-        + b"".join(row(doc.bytes, f"t{k}".encode(), None) for k, doc in enumerate(ids))
-        + TRAILER
-    )
+    docs = text_rows(*((str(doc), f"t{k}", None) for k, doc in enumerate(ids)))
     stranger = uuid.uuid4()
     edges = (
         HEADER
@@ -97,7 +110,7 @@ def test_documents_and_edges_decode_into_positions_in_document_order() -> None:
 
 def test_uuids_sharing_their_first_half_still_map_exactly() -> None:
     ids = [uuid.UUID(int=k) for k in (1, 2, 3)]  # identical first 8 bytes
-    docs = HEADER + b"".join(row(doc.bytes, b"t", None) for doc in ids) + TRAILER
+    docs = text_rows(*((str(doc), "t", None) for doc in ids))
     edges = (
         HEADER
         + row(
@@ -113,6 +126,29 @@ def test_uuids_sharing_their_first_half_still_map_exactly() -> None:
     graph = decode_edges(CORPUS, KeyKind.UUID, columns, edges, LoadLimits(), 0)
     assert (graph.edge_source.tolist(), graph.edge_target.tolist()) == ([2], [1])
     assert np.array_equal(graph.edge_weight, [0.5])
+
+
+def test_text_columns_split_in_one_pass_and_undo_every_escape_copy_writes() -> None:
+    awkward = "tab\there\nnew line \\N back\\slash\r ü"
+    data = text_rows(("a", awkward, None), ("b", "", "\\"))
+    assert b"\\t" in data  # the tab really is escaped in the stream
+    assert text_columns(data, 3) == [["a", "b"], [awkward, ""], [None, "\\"]]
+    assert text_columns(b"", 2) == [[], []]
+    with pytest.raises(CopyFormatError, match="whole number"):
+        text_columns(b"a\tb\n", 3)
+    with pytest.raises(CopyFormatError, match="cut short"):
+        text_columns(b"a\tb", 2)
+
+
+def test_documents_keep_null_bodies_and_count_documents_without_an_id() -> None:
+    ids = sorted(str(uuid.uuid4()) for _ in range(2))
+    docs = text_rows((ids[0], "one", "body"), (ids[1], "two", None), (None, "lost", None))
+    columns = decode_documents(CORPUS, KeyKind.UUID, docs, LoadLimits())
+    assert columns.ids == ids
+    assert columns.titles == ["one", "two"]
+    assert columns.bodies == ["body", None]
+    assert columns.without_id == 1
+    assert columns.keys == b"".join(uuid.UUID(doc).bytes for doc in ids)
 
 
 def test_the_load_queries_apply_one_scope_to_both_stores_and_order_documents_by_id() -> None:

@@ -4,6 +4,10 @@ Runs as the owner role (MNEMO_OWNER_DATABASE_URL). Additive only: a change that 
 retype anything is refused, printing the statements an operator would have to run. New corpora are
 registered `draft`; existing ones keep their status. `--dry-run` prints the SQL plan and changes
 nothing. Applying the same files twice changes nothing the second time.
+
+Route lint findings (an active route scoping an unknown or unpublished corpus) are printed as
+warnings on stderr after the apply; they do not fail it, because routes are not declared in the
+files and a newly registered corpus is a draft until `mnemo corpus publish`.
 """
 
 from __future__ import annotations
@@ -68,21 +72,42 @@ def with_owner(work: Callable[[asyncpg.Connection], Awaitable[_Result]]) -> _Res
     """Run `work` on one owner connection; connection and store errors become one-line CliErrors."""
 
     async def main() -> _Result:
+        dsn = owner_dsn()
         try:
-            connection = await asyncpg.connect(owner_dsn())
-        except (OSError, asyncpg.PostgresError) as error:
+            connection = await asyncpg.connect(dsn)
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as error:
+            # ValueError and InterfaceError: a malformed URL (never echoed: it holds a password).
             raise CliError(
                 f"cannot connect to the database at {OWNER_URL_VARIABLE} as the owner role: "
-                f"{error}; is it running (`make up`)?"
+                f"{_one_line(error)}; is it running (`make up`) and is the URL right?"
             ) from None
         try:
             return await work(connection)
         except StoreError as error:
             raise CliError(str(error), exit_code=1) from None
+        except asyncpg.InsufficientPrivilegeError as error:
+            raise CliError(
+                f"the role of {OWNER_URL_VARIABLE} may not do this ({_one_line(error)}): operator "
+                "commands run as the owner role (mnemo_owner), not the application role",
+                exit_code=1,
+            ) from None
+        except (asyncpg.UndefinedTableError, asyncpg.InvalidSchemaNameError) as error:
+            raise CliError(
+                f"the database at {OWNER_URL_VARIABLE} has no Mnemo system tables "
+                f"({_one_line(error)}): run the migrations first "
+                "(`uv run alembic -c migrations/alembic.ini upgrade head`)",
+                exit_code=1,
+            ) from None
+        except asyncpg.PostgresError as error:
+            raise CliError(f"the database refused: {_one_line(error)}", exit_code=1) from None
         finally:
             await connection.close()
 
     return asyncio.run(main())
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()) or type(error).__name__
 
 
 def _read(path: str) -> AxonSource:
@@ -113,10 +138,11 @@ def run(args: argparse.Namespace) -> int:
     report = with_owner(work)
     if args.dry_run:
         print(report.sql() or "-- nothing to do: the database already matches the declarations")
-        return 0
-    if not report.changes:
+    elif not report.changes:
         print("apply: nothing to do, the database already matches the declarations")
-        return 0
-    for line in report.changes:
-        print(f"apply: {line}")
+    else:
+        for line in report.changes:
+            print(f"apply: {line}")
+    for finding in report.lint:
+        print(f"apply: warning: route lint: {finding}", file=sys.stderr)
     return 0

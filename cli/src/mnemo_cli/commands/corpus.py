@@ -1,17 +1,29 @@
 """`mnemo corpus list | publish ID | deprecate ID`: the corpus registry's lifecycle, as the owner role.
 
 `apply` registers corpora as draft; only these explicit commands change a status, and only
-published corpora are served.
+published corpora are served. Deprecating a corpus that an active route scopes is refused, naming
+the routes (their lint would fail), unless `--force`. After a change, the lint findings of the
+routes naming the corpus are printed as warnings on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections import Counter
 from typing import Any
 
 import asyncpg
-from mnemo_store.registry import STATUSES, Status, StatusChange, list_corpora, set_corpus_status
+from mnemo_store.registry import (
+    STATUSES,
+    Status,
+    StatusChange,
+    lint_routes,
+    list_corpora,
+    list_routes,
+    read_statuses,
+    set_corpus_status,
+)
 
 from mnemo_cli.commands.apply import with_owner
 
@@ -24,7 +36,13 @@ def register(subparsers: Any) -> None:  # argparse's subparsers action has no pu
     for action, status in (("publish", "published"), ("deprecate", "deprecated")):
         command = actions.add_parser(action, help=f"mark a corpus {status}")
         command.add_argument("corpus_id", metavar="ID", help="the corpus id (its declared name)")
-        command.set_defaults(func=run_status, status=status)
+        if action == "deprecate":
+            command.add_argument(
+                "--force",
+                action="store_true",
+                help="deprecate even when active routes scope the corpus (they then fail lint)",
+            )
+        command.set_defaults(func=run_status, status=status, force=False)
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -48,12 +66,18 @@ def run_list(args: argparse.Namespace) -> int:
 def run_status(args: argparse.Namespace) -> int:
     status: Status = args.status
 
-    async def work(connection: asyncpg.Connection) -> StatusChange:
-        return await set_corpus_status(connection, args.corpus_id, status)
+    async def work(connection: asyncpg.Connection) -> tuple[StatusChange, list[str]]:
+        change = await set_corpus_status(connection, args.corpus_id, status, force=args.force)
+        using = [
+            route for route in await list_routes(connection) if change.corpus_id in route.scope
+        ]
+        return change, lint_routes(using, await read_statuses(connection)) if using else []
 
-    change = with_owner(work)
+    change, findings = with_owner(work)
     if change.changed:
         print(f"corpus {change.corpus_id}: {change.before} → {change.after}")
     else:
         print(f"corpus {change.corpus_id} is already {change.after}; nothing changed")
+    for finding in findings:
+        print(f"corpus: warning: route lint: {finding}", file=sys.stderr)
     return 0

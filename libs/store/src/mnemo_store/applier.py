@@ -5,6 +5,10 @@ registry, plan (`ddl.plan_stores`), refuse the whole apply when a destructive ch
 needed, run the plan, and register every declared corpus. A new corpus is registered `draft`; an
 existing one gets its new definition and version but keeps its status. A dry run plans and rolls
 back. Applying the same declarations twice changes nothing the second time.
+
+Route lint runs over the registry as the apply leaves it (for a dry run: as it would leave it) and
+is reported, not enforced: routes are not declared in .axon files, and a route naming a corpus that
+this apply registers as draft only passes once an operator publishes it.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from mnemo_axon.ir import Deployment
 from mnemo_store.catalog import read_catalog
 from mnemo_store.ddl import PlanStep, StorePlan, corpora_by_store, plan_stores
 from mnemo_store.errors import DestructiveChangeError
+from mnemo_store.registry import lint_routes, list_routes
 
 _LOCK: Final = "SELECT pg_advisory_xact_lock(hashtext('mnemo.apply'))"
 _REGISTERED = (
@@ -59,6 +64,7 @@ class ApplyReport:
     plan: StorePlan
     registrations: tuple[Registration, ...]
     applied: bool
+    lint: tuple[str, ...] = ()  # route lint findings over the registry after this apply
 
     @property
     def changes(self) -> tuple[str, ...]:
@@ -122,7 +128,10 @@ async def apply_deployment(
                 registrations.append(Registration(corpus.name, "update", version, row["status"]))
             else:
                 registrations.append(Registration(corpus.name, "unchanged", version, row["status"]))
-        report = ApplyReport(plan, tuple(registrations), applied=not dry_run)
+        statuses = {corpus_id: row["status"] for corpus_id, row in registered.items()}
+        statuses |= {item.corpus_id: item.status for item in registrations}
+        lint = lint_routes(await list_routes(connection), statuses)
+        report = ApplyReport(plan, tuple(registrations), applied=not dry_run, lint=tuple(lint))
         if dry_run:
             return report
         for step in plan.steps:

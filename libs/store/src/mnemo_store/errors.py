@@ -69,5 +69,19 @@ class CorpusStatusError(StoreError):
     """A lifecycle transition the registry does not allow (e.g. publishing a deprecated corpus)."""
 
 
+class CorpusInUseError(CorpusStatusError):
+    """Deprecating a corpus that active routes still scope (their lint would then fail)."""
+
+    def __init__(self, corpus_id: str, routes: tuple[str, ...]) -> None:
+        super().__init__(
+            f"corpus {corpus_id!r} is in the scope of active route"
+            f"{'s' if len(routes) != 1 else ''} {', '.join(routes)}; deprecating it would make "
+            f"{'them' if len(routes) != 1 else 'it'} fail lint (corpus not published): take it out "
+            "of their scope or deactivate them first, or deprecate with --force"
+        )
+        self.corpus_id = corpus_id
+        self.routes = routes
+
+
 class ReservedColumnError(StoreError):
     """A declared column uses a name Mnemo reserves for its hidden columns."""

@@ -1,11 +1,12 @@
 """Loading a store corpus's graph: rows in scope, straight into the arrays the engine takes.
 
-Two binary COPYs inside the caller's tenant transaction (row-level security applies to the COPY
-of a query): the documents in document order (ascending id as text, byte order), and the edges as
-fixed-width rows decoded by numpy in one call. Edge endpoints become document positions in numpy
-(binary search over the sorted ids) for Uuid and integer ids; for other id types Postgres numbers
-the documents and joins. Measured on 100k documents / 500k edges under RLS: a record fetch of the
-edges alone took 1.1–1.3 s, the two COPYs plus decoding about 0.5 s (see bench/load_bench.py).
+Two COPYs inside the caller's tenant transaction (row-level security applies to the COPY of a
+query): the documents in document order (ascending id as text, byte order) in the text format,
+split into columns with one decode and one split (`text_copy`); the edges as fixed-width binary
+rows decoded by numpy in one call. Edge endpoints become document positions in numpy (binary
+search over the sorted keys) for Uuid and integer ids; for other id types Postgres numbers the
+documents and joins. Measured on 100k documents / 500k edges under RLS (bench/load_bench.py):
+a record fetch of the edges alone took 1.1–1.3 s; the two COPYs plus decoding about 0.4 s.
 
 A row limit never truncates silently: past it the load fails, or (when asked) the result says it
 is truncated.
@@ -17,7 +18,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Final, Literal
+from typing import Final, Literal, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -26,11 +27,12 @@ from mnemo_axon.ir import StoreDecl
 from mnemo_mdn.graph import CorpusGraph
 from mnemo_mdn.relations import RELATION_TYPES
 
-from mnemo_store.binary_copy import fixed_rows, variable_rows
+from mnemo_store.binary_copy import CopyFormatError, fixed_rows
 from mnemo_store.errors import RowLimitExceededError
 from mnemo_store.identifiers import quote, store_table
 from mnemo_store.scope import RenderedScope
 from mnemo_store.store_corpus import StoreCorpus
+from mnemo_store.text_copy import text_columns
 
 IndexArray = npt.NDArray[np.int64]
 _ZERO_UUID: Final = "'00000000-0000-0000-0000-000000000000'::uuid"
@@ -39,8 +41,9 @@ _TYPE_CODE_CASES: Final = " ".join(
     f"WHEN '{etype}' THEN {code}" for code, etype in enumerate(RELATION_TYPES)
 )
 
-# Runs `COPY (query) TO STDOUT (FORMAT binary)` with bind values and returns the bytes.
-CopyQuery = Callable[[str, tuple[object, ...]], Awaitable[bytes]]
+CopyFormat = Literal["binary", "text"]
+# Runs `COPY (query) TO STDOUT (FORMAT <format>)` with bind values and returns the bytes.
+CopyQuery = Callable[[str, tuple[object, ...], CopyFormat], Awaitable[bytes]]
 
 
 class KeyKind(StrEnum):
@@ -107,7 +110,8 @@ class GraphArrays:
 
 @dataclass(frozen=True, slots=True)
 class LoadQueries:
-    """The two COPY queries of a load; both bind `params` (the scope's values)."""
+    """The two COPY queries of a load (documents in the text format, edges in binary); both bind
+    `params` (the scope's values)."""
 
     key: KeyKind
     documents: str
@@ -129,7 +133,7 @@ def load_queries(corpus: StoreCorpus, scope: RenderedScope, limits: LoadLimits) 
     doc_id = f"d.{quote(corpus.id_column)}"
     text_order = f'{doc_id}::text COLLATE "C"'
     order = doc_id if kind is KeyKind.UUID else text_order
-    # Keyed documents send only the binary key; the id text is made from it in numpy.
+    # The id's text is the document id; for Uuid and integer ids numpy makes binary keys of it.
     key = {KeyKind.UUID: doc_id, KeyKind.INT8: f"{doc_id}::int8", KeyKind.SQL: f"{doc_id}::text"}
     body = f", {_text(f'd.{quote(corpus.body_column)}')}" if corpus.body_column else ""
     documents = (
@@ -206,24 +210,24 @@ async def load_graph_arrays(
     queries = load_queries(corpus, scope, limits)
 
     async def documents() -> DocumentColumns:
-        data = await copy_documents(queries.documents, queries.params)
+        data = await copy_documents(queries.documents, queries.params, "text")
         return await asyncio.to_thread(decode_documents, corpus, queries.key, data, limits)
 
     if concurrent:
         pending = asyncio.ensure_future(documents())
         try:
-            edges = await copy_edges(queries.edges, queries.params)
+            edges = await copy_edges(queries.edges, queries.params, "binary")
         except BaseException:
             pending.cancel()
             raise
         docs = await pending
     else:
-        data = await copy_documents(queries.documents, queries.params)
+        data = await copy_documents(queries.documents, queries.params, "text")
         decoding = asyncio.ensure_future(
             asyncio.to_thread(decode_documents, corpus, queries.key, data, limits)
         )
         try:
-            edges = await copy_edges(queries.edges, queries.params)
+            edges = await copy_edges(queries.edges, queries.params, "binary")
         finally:
             docs = await decoding
     return decode_edges(corpus, queries.key, docs, edges, limits, revision)
@@ -244,10 +248,9 @@ class DocumentColumns:
 def decode_documents(
     corpus: StoreCorpus, kind: KeyKind, data: bytes, limits: LoadLimits
 ) -> DocumentColumns:
-    """The documents COPY stream as columns (pure)."""
+    """The documents text COPY stream as columns (pure)."""
     has_body = corpus.body_column is not None
-    keyed = kind is not KeyKind.SQL
-    columns = variable_rows(data, [not keyed, True] + ([True] if has_body else []))
+    columns = text_columns(data, 3 if has_body else 2)
     truncated = False
     if len(columns[0]) > limits.max_documents:
         _exceeded(corpus, "documents", limits.max_documents, limits)
@@ -255,38 +258,45 @@ def decode_documents(
         columns = [column[: limits.max_documents] for column in columns]
     first = columns[0]
     # NULL ids sort last: what is left once they are cut off are real documents.
-    loaded = next((k for k, value in enumerate(first) if value is None), len(first))
-    keys = b"".join(key for key in first[:loaded] if isinstance(key, bytes)) if keyed else b""
+    try:
+        loaded = first.index(None)
+    except ValueError:
+        loaded = len(first)
+    ids = cast("list[str]", first[:loaded])
     if kind is KeyKind.UUID:
-        ids = _uuid_texts(keys)
+        keys = _uuid_keys(ids)
     elif kind is KeyKind.INT8:
-        ids = [str(value) for value in np.frombuffer(keys, dtype=">i8").tolist()]
+        keys = np.array(ids, dtype=np.int64).astype(">i8").tobytes() if ids else b""
     else:
-        ids = [str(value) for value in first[:loaded]]
+        keys = b""
+    titles = cast("list[str]", columns[1][:loaded])  # coalesced to '' by the query: never NULL
     return DocumentColumns(
         ids=ids,
-        titles=[str(value) for value in columns[1][:loaded]],
-        bodies=[None if v is None else str(v) for v in columns[2][:loaded]] if has_body else None,
+        titles=titles,
+        bodies=columns[2][:loaded] if has_body else None,
         keys=keys,
         truncated=truncated,
         without_id=len(first) - loaded,
     )
 
 
-_HEX_DIGITS: Final = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
-# Where the 32 hex digits of a uuid go in its 36-character text (dashes at 8, 13, 18, 23).
+# Hex digit character → its value (other bytes map to 0; a uuid's text holds only hex digits).
+_HEX_VALUES: Final = np.zeros(256, dtype=np.uint8)
+_HEX_VALUES[np.frombuffer(b"0123456789abcdef", dtype=np.uint8)] = np.arange(16, dtype=np.uint8)
+_HEX_VALUES[np.frombuffer(b"ABCDEF", dtype=np.uint8)] = np.arange(10, 16, dtype=np.uint8)
+# Where the 32 hex digits of a uuid are in its 36-character text (dashes at 8, 13, 18, 23).
 _DIGIT_COLUMNS: Final = np.array([k for k in range(36) if k not in (8, 13, 18, 23)])
 
 
-def _uuid_texts(keys: bytes) -> list[str]:
-    """The canonical text of each 16-byte uuid in `keys`, vectorised (no object per byte)."""
-    raw = np.frombuffer(keys, dtype=np.uint8).reshape(-1, 16)
-    nibbles = np.empty((raw.shape[0], 32), dtype=np.uint8)
-    nibbles[:, 0::2] = raw >> 4
-    nibbles[:, 1::2] = raw & 0x0F
-    text = np.full((raw.shape[0], 36), ord("-"), dtype=np.uint8)
-    text[:, _DIGIT_COLUMNS] = _HEX_DIGITS[nibbles]
-    return list(text.view("S36").ravel().astype("U36").tolist())
+def _uuid_keys(ids: list[str]) -> bytes:
+    """The 16 bytes of each canonical uuid text in `ids`, concatenated, vectorised."""
+    if not ids:
+        return b""
+    text = "".join(ids).encode("ascii")
+    if len(text) != 36 * len(ids):
+        raise CopyFormatError("a Uuid document id is not in the canonical 36-character form")
+    digits = _HEX_VALUES[np.frombuffer(text, dtype=np.uint8).reshape(-1, 36)[:, _DIGIT_COLUMNS]]
+    return bytes(((digits[:, 0::2] << 4) | digits[:, 1::2]).astype(np.uint8).tobytes())
 
 
 def decode_edges(

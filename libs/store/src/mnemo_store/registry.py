@@ -1,14 +1,19 @@
-"""The operators' side of the database: tenants and the corpus registry (as the owner role).
+"""The operators' side of the database: tenants, the corpus registry and route lint (owner role).
 
-Deployment-wide rows (`mnemo.tenants`, `mnemo.corpora`) have no tenant; the application role may
-only read them. These functions take an owner connection; the CLI opens it from
-MNEMO_OWNER_DATABASE_URL.
+Deployment-wide rows (`mnemo.tenants`, `mnemo.corpora`, `mnemo.routes`) have no tenant; the
+application role may only read them. These functions take an owner connection; the CLI opens it
+from MNEMO_OWNER_DATABASE_URL.
+
+Route lint (CORPUS.md part A) is the pure `lint_routes`: every id in an active route's scope must
+name a registered corpus that is published, whatever the route's mode. `mnemo apply` reports its
+findings; deprecating a corpus an active route scopes is refused unless forced.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, Literal
@@ -16,6 +21,7 @@ from typing import Any, Final, Literal
 import asyncpg
 
 from mnemo_store.errors import (
+    CorpusInUseError,
     CorpusStatusError,
     DuplicateTenantError,
     UnknownCorpusError,
@@ -53,6 +59,17 @@ class CorpusRow:
     kind: str
     version: str
     definition: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """A row of `mnemo.routes`: `scope` is what the row holds (a JSON array of corpus ids)."""
+
+    route_id: str
+    route_version: int
+    mode: str  # "tool" | "deterministic_prefetch"
+    scope: tuple[object, ...]
+    active: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,10 +121,75 @@ async def list_corpora(connection: asyncpg.Connection) -> list[CorpusRow]:
     ]
 
 
+def lint_routes(routes: Iterable[Route], statuses: Mapping[str, str]) -> list[str]:
+    """Route lint (pure): one finding per scoped id of an active route that is not a published
+    corpus, in route order, then scope order. `statuses` maps every registered corpus id to its
+    status. Inactive routes are not linted; `mode = tool` routes are, like every other mode.
+    """
+    findings: list[str] = []
+    for route in routes:
+        if not route.active:
+            continue
+        for corpus_id in route.scope:
+            if not isinstance(corpus_id, str):
+                findings.append(
+                    f"{route.route_id}: scope entry {corpus_id!r} is not a corpus id (a string)"
+                )
+                continue
+            status = statuses.get(corpus_id)
+            if status is None:
+                findings.append(f"{route.route_id}: unknown corpus {corpus_id}")
+            elif status != "published":
+                findings.append(f"{route.route_id}: corpus not published {corpus_id}")
+    return findings
+
+
+async def list_routes(connection: asyncpg.Connection) -> list[Route]:
+    rows = await connection.fetch(
+        "SELECT route_id, route_version, mode, scope::text AS scope, active FROM mnemo.routes"
+        " ORDER BY route_id"
+    )
+    return [
+        Route(
+            row["route_id"],
+            row["route_version"],
+            row["mode"],
+            tuple(json.loads(row["scope"])),
+            row["active"],
+        )
+        for row in rows
+    ]
+
+
+async def read_statuses(connection: asyncpg.Connection) -> dict[str, str]:
+    """Every registered corpus id and its status."""
+    rows = await connection.fetch("SELECT corpus_id, status FROM mnemo.corpora")
+    return {row["corpus_id"]: row["status"] for row in rows}
+
+
+async def lint_registry(connection: asyncpg.Connection) -> list[str]:
+    """`lint_routes` over the routes and corpora the database holds now."""
+    return lint_routes(await list_routes(connection), await read_statuses(connection))
+
+
+async def routes_using(connection: asyncpg.Connection, corpus_id: str) -> tuple[str, ...]:
+    """The active routes whose scope names `corpus_id`, by id (the seed's "Uses" lookup)."""
+    rows = await connection.fetch(
+        "SELECT route_id FROM mnemo.routes WHERE active AND scope @> jsonb_build_array($1::text)"
+        " ORDER BY route_id",
+        corpus_id,
+    )
+    return tuple(row["route_id"] for row in rows)
+
+
 async def set_corpus_status(
-    connection: asyncpg.Connection, corpus_id: str, status: Status
+    connection: asyncpg.Connection, corpus_id: str, status: Status, *, force: bool = False
 ) -> StatusChange:
-    """Publish or deprecate a corpus; setting the status it already has changes nothing."""
+    """Publish or deprecate a corpus; setting the status it already has changes nothing.
+
+    Deprecating a corpus that an active route scopes raises CorpusInUseError naming the routes,
+    unless `force` (the routes then fail lint until they change).
+    """
     allowed = _TRANSITIONS[status]
     async with connection.transaction():
         before = await connection.fetchval(
@@ -125,6 +207,10 @@ async def set_corpus_status(
                 f"corpus {corpus_id!r} is {before}; it can become {status} only from "
                 f"{' or '.join(allowed)}"
             )
+        if status == "deprecated" and not force:
+            routes = await routes_using(connection, corpus_id)
+            if routes:
+                raise CorpusInUseError(corpus_id, routes)
         await connection.execute(
             "UPDATE mnemo.corpora SET status = $2 WHERE corpus_id = $1", corpus_id, status
         )

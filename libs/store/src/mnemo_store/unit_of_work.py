@@ -26,7 +26,7 @@ from mnemo_axon.ir import StoreDecl
 from mnemo_store import outbox
 from mnemo_store.errors import TenantTransactionClosedError, UnknownColumnError
 from mnemo_store.identifiers import TENANT_COLUMN, quote, store_table
-from mnemo_store.loading import CopyQuery, GraphArrays, LoadLimits, load_graph_arrays
+from mnemo_store.loading import CopyFormat, CopyQuery, GraphArrays, LoadLimits, load_graph_arrays
 from mnemo_store.reinforcement import SCOPE_FIRST_PARAM, EdgeDelta, batch, reinforcement_sql
 from mnemo_store.scope import Scope, render_scope
 from mnemo_store.store_corpus import StoreCorpus
@@ -36,15 +36,15 @@ _REVISION = "SELECT revision FROM mnemo.graph_revisions WHERE corpus_id = $1"
 
 
 def _copier(connection: asyncpg.Connection) -> CopyQuery:
-    """Runs `COPY (query) TO STDOUT (FORMAT binary)` on `connection`, returning the bytes."""
+    """Runs `COPY (query) TO STDOUT (FORMAT …)` on `connection`, returning the bytes."""
 
-    async def copy(query: str, params: tuple[object, ...]) -> bytes:
+    async def copy(query: str, params: tuple[object, ...], form: CopyFormat) -> bytes:
         chunks: list[bytes] = []
 
         async def sink(chunk: bytes) -> None:
             chunks.append(chunk)
 
-        await connection.copy_from_query(query, *params, output=sink, format="binary")
+        await connection.copy_from_query(query, *params, output=sink, format=form)
         return b"".join(chunks)
 
     return copy
