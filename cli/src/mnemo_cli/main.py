@@ -11,7 +11,16 @@ from mnemo_cli.errors import CliError
 
 # One module per command group under mnemo_cli.commands; each exposes
 # `register(subparsers)` and sets `func(args) -> int` on the parsers it adds.
-COMMAND_MODULES: tuple[str, ...] = ("dev",)
+COMMAND_MODULES: tuple[str, ...] = (
+    "dev",
+    "ingest_dir",
+    "check",
+    "explain_where",
+    "apply",
+    "tenant",
+    "corpus",
+    "graph",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

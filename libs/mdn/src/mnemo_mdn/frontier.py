@@ -1,0 +1,102 @@
+"""The frontier of a walk: documents one edge away from the selected set, and how strongly linked.
+
+`c(d | S)` is the largest `weight · ρ(polarity)` over the edges joining a selected document to `d`
+(`s → d`; with `direction="both"` also `d → s`), and the edge achieving it is `via(d)`. Ties between
+edges go to the selected document earliest in document order, then to the forward edge, then to the
+type earliest in the catalog, so the result never depends on the order edges were given in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import scipy.sparse as sp
+
+from mnemo_mdn.graph import STRUCTURAL_MEMO_PREFIX, CorpusGraph, FloatArray, IndexArray
+from mnemo_mdn.relations import Polarity
+
+Direction = Literal["out", "both"]
+
+
+@dataclass(frozen=True, slots=True)
+class Adjacency:
+    """Edge indexes grouped by one endpoint: `edges[starts[k]:starts[k + 1]]` touch document k."""
+
+    starts: IndexArray
+    edges: IndexArray
+
+    def of(self, document: int) -> IndexArray:
+        return self.edges[self.starts[document] : self.starts[document + 1]]
+
+
+def adjacency(graph: CorpusGraph, endpoint: Literal["source", "target"]) -> Adjacency:
+    """Edges grouped by their source (outgoing lists) or target (incoming lists), built once."""
+
+    def build() -> Adjacency:
+        keys = graph.edge_source if endpoint == "source" else graph.edge_target
+        # A CSR conversion is a stable counting sort: linear, where argsort would be n log n.
+        grouping = sp.coo_matrix(
+            (np.arange(graph.n_edges, dtype=np.int64), (keys, np.zeros_like(keys))),
+            shape=(graph.n_documents, 1),
+        )
+        grouping.has_canonical_format = True  # keep every entry: each is one edge
+        grouped = grouping.tocsr()
+        return Adjacency(grouped.indptr.astype(np.int64), grouped.data)
+
+    return graph.memo(f"{STRUCTURAL_MEMO_PREFIX}adjacency:{endpoint}", build)
+
+
+def incident_edges(graph: CorpusGraph, document: int, direction: Direction) -> IndexArray:
+    """Edges a walk may follow from `document`: outgoing, plus incoming for `both`."""
+    outgoing = adjacency(graph, "source").of(document)
+    if direction == "out":
+        return outgoing
+    return np.concatenate([outgoing, adjacency(graph, "target").of(document)])
+
+
+class Frontier:
+    """Mutable state of one walk: the best link from the selected set to every document."""
+
+    def __init__(self, graph: CorpusGraph, direction: Direction, negative_factor: float) -> None:
+        n = graph.n_documents
+        self._graph = graph
+        self._direction: Direction = direction
+        self._negative_factor = negative_factor
+        self.strength: FloatArray = np.zeros(n)  # c(d | S); 0 means not reachable
+        self.via_edge: IndexArray = np.full(n, -1, dtype=np.int64)
+        self.via_from: IndexArray = np.full(n, -1, dtype=np.int64)
+
+    def add(self, document: int) -> None:
+        """`document` joined the selected set: offer its edges to its neighbours."""
+        graph = self._graph
+        outgoing = adjacency(graph, "source").of(document)
+        edges, neighbours = outgoing, graph.edge_target[outgoing]
+        backward = np.zeros(len(outgoing), dtype=bool)
+        if self._direction == "both":
+            incoming = adjacency(graph, "target").of(document)
+            edges = np.concatenate([outgoing, incoming])
+            neighbours = np.concatenate([neighbours, graph.edge_source[incoming]])
+            backward = np.concatenate([backward, np.ones(len(incoming), dtype=bool)])
+        if not len(edges):
+            return
+        rho = np.where(graph.edge_polarity[edges] == Polarity.NEGATIVE, self._negative_factor, 1.0)
+        strength = graph.edge_weight[edges] * rho
+        etype = graph.edge_type[edges]
+        # Best edge per neighbour: strongest, then forward, then earliest type (lexsort: last key
+        # is primary).
+        order = np.lexsort((etype, backward, -strength, neighbours))
+        neighbours, strength, edges = neighbours[order], strength[order], edges[order]
+        first = np.ones(len(neighbours), dtype=bool)
+        first[1:] = neighbours[1:] != neighbours[:-1]
+        neighbours, strength, edges = neighbours[first], strength[first], edges[first]
+
+        current = self.strength[neighbours]
+        better = (strength > current) | (
+            (strength == current) & (document < self.via_from[neighbours])
+        )
+        chosen = neighbours[better]
+        self.strength[chosen] = strength[better]
+        self.via_edge[chosen] = edges[better]
+        self.via_from[chosen] = document

@@ -1,0 +1,107 @@
+"""Default navigation (`mode="mdn"`, spec §4.2): signed, weighted, remembered, with restarts.
+
+A step takes the frontier document maximising `g(d | S)·c(d | S)·π(d)` among those whose gain is at
+least ε; when none is informative the walk restarts from the unselected document with the largest
+`r(d)·π(d)` (if `r(d) > 0`), so the walk falls back on relevance instead of stopping.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mnemo_mdn.errors import UnknownSeedError
+from mnemo_mdn.frontier import Frontier
+from mnemo_mdn.graph import CorpusGraph, FloatArray
+from mnemo_mdn.walk import Step, Walk, WalkInputs, earliest_best
+
+NO_MATCH = "no document matches the query"
+NO_MATCH_LEFT = "no unselected document matches the query"
+BUDGET_REACHED = "budget reached"
+
+
+def trust(inputs: WalkInputs) -> FloatArray:
+    """`π(d) = φ(d)·(1 + β·b(d))`, `φ(d) = 1 + κ·EPR(d)/max|EPR|`: distrusted ranks lower, never 0."""
+    net = inputs.epr.epr
+    scale = float(np.abs(net).max()) if len(net) else 0.0
+    phi = 1.0 + inputs.params.trust_weight * net / scale if scale > 0.0 else np.ones(len(net))
+    result: FloatArray = phi * (1.0 + inputs.params.bias_weight * inputs.bias)
+    return result
+
+
+def seed_document(graph: CorpusGraph, seed: str) -> int:
+    """The document whose id is `seed`, else the first whose title is exactly `seed`."""
+    by_id = graph.index_of(seed)
+    if by_id is not None:
+        return by_id
+    for k, title in enumerate(graph.titles):
+        if title == seed:
+            return k
+    raise UnknownSeedError(seed)
+
+
+def walk(inputs: WalkInputs) -> Walk:
+    graph, view, params = inputs.graph, inputs.view, inputs.params
+    pi = trust(inputs)
+    rank = view.relevance * pi  # r(d)·π(d): the seed and restart rule
+    candidates = view.candidates
+    candidate_rank = rank[candidates]
+    candidate_pi = pi[candidates]
+    matching = view.relevance[candidates] > 0.0
+
+    if inputs.seed is not None:
+        first = seed_document(graph, inputs.seed)
+    else:
+        best = earliest_best(candidate_rank, matching)
+        if best is None:
+            return Walk((), NO_MATCH)
+        first = int(candidates[best])
+
+    selected = np.zeros(graph.n_documents, dtype=bool)
+    unselected = np.ones(len(candidates), dtype=bool)
+    covered = np.zeros(len(view.terms), dtype=bool)
+    frontier = Frontier(graph, inputs.direction, params.negative_link_factor)
+    seed_row = int(view.rows_of(np.array([first]))[0])
+    seed_gain = float(view.gains(covered)[seed_row]) if seed_row >= 0 else 0.0
+    steps = [Step(document=first, score=float(rank[first]), gain=seed_gain)]
+
+    def select(document: int, row: int) -> None:
+        selected[document] = True
+        if row >= 0:
+            unselected[row] = False
+            covered[:] |= view.contains[row]
+        frontier.add(document)
+
+    select(first, seed_row)
+    reason = BUDGET_REACHED
+    while len(steps) < inputs.budget:
+        gains = view.gains(covered)
+        strength = frontier.strength[candidates]
+        informative = unselected & (strength > 0.0) & (gains >= params.epsilon)
+        row = earliest_best(gains * strength * candidate_pi, informative)
+        if row is not None:
+            document = int(candidates[row])
+            steps.append(
+                Step(
+                    document=document,
+                    score=float(gains[row] * strength[row] * candidate_pi[row]),
+                    gain=float(gains[row]),
+                    via_edge=int(frontier.via_edge[document]),
+                    via_from=int(frontier.via_from[document]),
+                )
+            )
+        else:
+            row = earliest_best(candidate_rank, unselected & matching)
+            if row is None:
+                reason = NO_MATCH_LEFT
+                break
+            document = int(candidates[row])
+            steps.append(
+                Step(
+                    document=document,
+                    score=float(candidate_rank[row]),
+                    gain=float(gains[row]),
+                    restart=True,
+                )
+            )
+        select(document, row)
+    return Walk(tuple(steps), reason)

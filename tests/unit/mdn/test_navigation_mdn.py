@@ -1,0 +1,270 @@
+"""Default navigation (`mode="mdn"`, MDN.md §4.2): signed, weighted, remembered, with restarts."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from mnemo_mdn import (
+    CorpusGraph,
+    Document,
+    Edge,
+    Memory,
+    Outcome,
+    ParameterError,
+    UnknownSeedError,
+    Via,
+    apply_memory,
+    epr,
+    navigate,
+)
+
+
+def idf(n: int, df: int) -> float:
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+
+def trust_factor(graph: CorpusGraph, doc_id: str) -> float:
+    """φ(d) = 1 + κ·EPR(d)/max|EPR| with κ = 0.5 (no memory, so π = φ)."""
+    net = epr(graph).epr
+    return float(1.0 + 0.5 * net[graph.index[doc_id]] / abs(net).max())
+
+
+@pytest.fixture
+def fork() -> CorpusGraph:
+    """`s` cites two documents about beta, weakly `a` and strongly `b`."""
+    return CorpusGraph.build(
+        [Document("s", "alpha"), Document("a", "beta"), Document("b", "beta")],
+        [Edge("s", "a", "cite", 0.2), Edge("s", "b", "cite", 0.9)],
+    )
+
+
+def test_the_seed_is_found_by_id_then_by_exact_title(contract_corpus: CorpusGraph) -> None:
+    assert navigate(contract_corpus, "liability", seed="2", budget=1).path == ("2",)
+    assert navigate(contract_corpus, "liability", seed="termination notice", budget=1).path == (
+        "2",
+    )
+
+
+def test_an_unknown_seed_fails_instead_of_falling_back(contract_corpus: CorpusGraph) -> None:
+    with pytest.raises(UnknownSeedError, match=r"^unknown seed 'nowhere'$"):
+        navigate(contract_corpus, "liability", seed="nowhere")
+    assert str(UnknownSeedError("x")) == "unknown seed 'x'"
+
+
+def test_without_a_seed_the_most_relevant_trusted_document_starts_the_walk(
+    contract_corpus: CorpusGraph,
+) -> None:
+    assert navigate(contract_corpus, "termination", budget=1).path == ("2",)
+
+
+def test_a_query_matching_nothing_gives_an_empty_result_with_the_reason(
+    contract_corpus: CorpusGraph,
+) -> None:
+    walk = navigate(contract_corpus, "zebra")
+    assert walk.hits == ()
+    assert walk.diagnostics["reason"] == "no document matches the query"
+    assert walk.coverage == 0.0
+    assert walk.to_json()["trail"] == ""
+
+
+def test_a_step_takes_the_largest_gain_times_link_strength_times_trust(fork: CorpusGraph) -> None:
+    walk = navigate(fork, "alpha beta", seed="s", budget=2)
+    assert walk.path == ("s", "b")
+    step = walk.hits[1]
+    assert step.gain == pytest.approx(idf(3, 2))
+    assert step.score == pytest.approx(idf(3, 2) * 0.9 * trust_factor(fork, "b"))
+    assert step.via == Via("s", "cite", 0.9)
+    assert step.restart is False
+    assert walk.traversed == (Edge("s", "b", "cite", 0.9),)
+
+
+def test_the_seed_reports_its_own_gain_and_the_relevance_times_trust_it_ranks_with(
+    fork: CorpusGraph,
+) -> None:
+    seed = navigate(fork, "alpha beta", seed="s", budget=1).hits[0]
+    assert seed.gain == pytest.approx(idf(3, 1))
+    assert seed.score == pytest.approx(1.0 * trust_factor(fork, "s"))
+    assert seed.via is None
+    assert seed.epr == pytest.approx(float(epr(fork).epr[0]))
+
+
+def test_a_negative_edge_links_at_half_its_weight() -> None:
+    graph = CorpusGraph.build(
+        [Document("s", "alpha"), Document("c", "beta"), Document("d", "beta")],
+        [Edge("s", "c", "contradict", 0.9), Edge("s", "d", "depend", 0.5)],
+    )
+    walk = navigate(graph, "beta", seed="s", budget=2)
+    assert walk.path == ("s", "d")  # 0.9 · 0.5 < 0.5 · 1, trust aside (c is distrusted anyway)
+
+
+def test_a_distrusted_document_ranks_below_an_otherwise_equal_one() -> None:
+    graph = CorpusGraph.build(
+        [
+            Document("s", "alpha"),
+            Document("b", "beta"),
+            Document("a", "beta"),
+            Document("z", "zed"),
+        ],
+        [Edge("s", "b", "cite", 0.5), Edge("s", "a", "cite", 0.5), Edge("z", "b", "supersede", 1)],
+    )
+    walk = navigate(graph, "alpha beta", seed="s", budget=2)
+    assert walk.path == ("s", "a")
+    assert walk.hits[1].epr > float(epr(graph).epr[1])
+
+
+def test_ties_go_to_the_earlier_document() -> None:
+    graph = CorpusGraph.build(
+        [Document("s", "alpha"), Document("b", "beta"), Document("a", "beta")],
+        [Edge("s", "a", "cite", 0.5), Edge("s", "b", "cite", 0.5)],
+    )
+    assert navigate(graph, "alpha beta", seed="s", budget=2).path == ("s", "b")
+
+
+def test_when_no_frontier_document_is_informative_the_walk_restarts_from_relevance() -> None:
+    graph = CorpusGraph.build(
+        [Document("s", "alpha"), Document("x", "unrelated"), Document("g", "gamma")],
+        [Edge("s", "x", "cite", 1.0)],
+    )
+    walk = navigate(graph, "alpha gamma", seed="s", budget=3)
+    assert walk.path == ("s", "g")
+    assert walk.hits[1].restart is True
+    assert walk.hits[1].via is None
+    assert walk.diagnostics["reason"] == "no unselected document matches the query"
+    assert walk.diagnostics["restarts"] == 1
+    assert walk.traversed == ()
+
+
+def test_a_restart_document_can_be_followed_by_its_own_edges() -> None:
+    # A neutral edge leaves EPR symmetric, so g and d tie on relevance and trust; g is earlier.
+    graph = CorpusGraph.build(
+        [Document("s", "alpha"), Document("g", "gamma"), Document("d", "delta")],
+        [Edge("g", "d", "depend", 0.8)],
+    )
+    walk = navigate(graph, "alpha gamma delta", seed="s", budget=3)
+    assert walk.path == ("s", "g", "d")
+    assert [hit.restart for hit in walk.hits] == [False, True, False]
+    assert walk.hits[2].via == Via("g", "depend", 0.8)
+
+
+def test_restarts_pick_by_relevance_even_when_the_document_adds_no_new_term(
+    fork: CorpusGraph,
+) -> None:
+    # After `b`, `a` covers nothing new; the spec's restart rule only asks for r(a) > 0.
+    walk = navigate(fork, "alpha beta", seed="s", budget=3)
+    assert walk.path == ("s", "b", "a")
+    assert walk.hits[2].restart
+    assert walk.hits[2].gain == 0.0
+
+
+def test_the_budget_counts_the_seed_and_stops_the_walk(fork: CorpusGraph) -> None:
+    walk = navigate(fork, "alpha beta", seed="s", budget=2)
+    assert len(walk.hits) == 2
+    assert walk.diagnostics["reason"] == "budget reached"
+
+
+def test_coverage_is_the_idf_share_of_query_terms_present_in_the_graph(fork: CorpusGraph) -> None:
+    only_alpha = navigate(fork, "alpha beta absent", seed="s", budget=1)
+    assert only_alpha.coverage == pytest.approx(idf(3, 1) / (idf(3, 1) + idf(3, 2)))
+    assert navigate(fork, "alpha beta absent", seed="s", budget=2).coverage == pytest.approx(1.0)
+    assert navigate(fork, "alpha beta", seed="s", budget=2).top_similarity == pytest.approx(1.0)
+
+
+def test_body_text_counts_for_relevance_and_coverage() -> None:
+    graph = CorpusGraph.build(
+        [Document("a", "title", body="the liability cap"), Document("b", "other")], []
+    )
+    walk = navigate(graph, "liability")
+    assert walk.path == ("a",)
+    assert walk.coverage == 1.0
+
+
+def test_contradicts_lists_selected_documents_joined_by_a_negative_edge_either_way() -> None:
+    graph = CorpusGraph.build(
+        [Document("a", "alpha"), Document("b", "beta"), Document("c", "gamma")],
+        [Edge("a", "b", "cite", 0.9), Edge("c", "a", "contradict", 0.9), Edge("b", "c", "cite", 1)],
+    )
+    walk = navigate(graph, "alpha beta gamma", seed="a", budget=3)
+    assert walk.path == ("a", "b", "c")
+    assert [hit.contradicts for hit in walk.hits] == [("c",), (), ("a",)]
+
+
+def test_direction_both_follows_edges_backwards_and_reports_the_stored_edge() -> None:
+    graph = CorpusGraph.build(
+        [Document("a", "alpha"), Document("b", "beta")], [Edge("b", "a", "cite", 0.6)]
+    )
+    forward = navigate(graph, "alpha beta", seed="a", budget=2)
+    assert forward.hits[1].restart
+    both = navigate(graph, "alpha beta", seed="a", budget=2, direction="both")
+    assert both.hits[1].via == Via("a", "cite", 0.6)
+    assert both.traversed == (Edge("b", "a", "cite", 0.6),)
+
+
+def test_navigation_json_has_the_cli_shape(fork: CorpusGraph) -> None:
+    payload = navigate(fork, "alpha beta", seed="s", budget=2).to_json()
+    assert list(payload) == ["hits", "trail", "coverage", "diagnostics"]
+    hit = payload["hits"][1]  # type: ignore[index]  # a list of dicts, by construction
+    assert list(hit) == ["id", "title", "score", "gain", "epr", "via", "restart", "contradicts"]
+    assert hit["via"] == {"from": "s", "etype": "cite", "weight": 0.9}
+    assert payload["trail"] == "alpha (Δ=0.98) → beta (Δ=0.47)"
+    diagnostics = payload["diagnostics"]
+    assert isinstance(diagnostics, dict)
+    assert diagnostics["skipped_edges"] == 0
+    assert diagnostics["reason"] == "budget reached"
+
+
+def test_skipped_edges_of_the_graph_are_reported_with_the_navigation() -> None:
+    graph = CorpusGraph.build([Document("a", "alpha")], [Edge("a", "missing", "cite", 0.5)])
+    assert navigate(graph, "alpha").diagnostics["skipped_edges"] == 1
+
+
+def test_an_empty_graph_navigates_to_nothing_with_a_reason() -> None:
+    walk = navigate(CorpusGraph.build([], []), "anything")
+    assert walk.hits == ()
+    assert walk.diagnostics["reason"] == "the graph has no documents"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"budget": 0}, "budget must be an integer >= 1"),
+        ({"budget": 2.0}, "budget must be an integer >= 1"),
+        ({"mode": "fast"}, "mode must be 'axon' or 'mdn'"),
+        ({"direction": "in"}, "direction must be 'out' or 'both'"),
+    ],
+)
+def test_bad_navigation_arguments_are_parameter_errors(
+    fork: CorpusGraph, arguments: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ParameterError, match=message):
+        navigate(fork, "alpha", **arguments)  # type: ignore[arg-type]  # wrong on purpose
+
+
+def test_memory_reinforced_edges_change_link_strength_and_the_epr_used() -> None:
+    graph = CorpusGraph.build(
+        [Document("1", "alpha"), Document("2", "beta"), Document("3", "beta")],
+        [Edge("1", "2", "cite", 0.5), Edge("1", "3", "cite", 0.5)],
+    )
+    history = (Outcome(("1", "3"), 1.0, 1), Outcome(("1", "2"), 0.0, 1))
+    assert navigate(graph, "alpha beta", seed="1", budget=2).path == ("1", "2")
+    remembered = navigate(graph, "alpha beta", seed="1", budget=2, memory=Memory(history))
+    assert remembered.path == ("1", "3")
+    via = remembered.hits[1].via
+    assert via is not None
+    assert via.weight == pytest.approx(0.55)
+    expected_epr = epr(apply_memory(graph, history)).epr
+    assert remembered.hits[1].epr == pytest.approx(float(expected_epr[2]))
+
+
+def test_persisted_weights_are_not_reinforced_twice_but_the_bias_still_applies() -> None:
+    graph = CorpusGraph.build(
+        [Document("1", "alpha"), Document("2", "beta"), Document("3", "beta")],
+        [Edge("1", "2", "cite", 0.5), Edge("1", "3", "cite", 0.5)],
+    )
+    history = (Outcome(("3",), 1.0, 0), Outcome(("2",), 0.0, 1))
+    walk = navigate(
+        graph, "alpha beta", seed="1", budget=2, memory=Memory(history, persisted_weights=True)
+    )
+    assert walk.path == ("1", "3")  # procedural bias: 3 was part of a good outcome
+    assert walk.hits[1].via == Via("1", "cite", 0.5)
+    assert walk.hits[1].epr == pytest.approx(float(epr(graph).epr[2]))
