@@ -13,7 +13,7 @@ def owner_url() -> str:
     if not url:
         raise SystemExit(
             "MNEMO_OWNER_DATABASE_URL is not set: migrations run as the owner role, e.g. "
-            "postgresql://mnemo_owner:PASSWORD@127.0.0.1:55432/mnemo (`make migrate` sets it)"
+            "postgresql://mnemo_owner:PASSWORD@127.0.0.1:25432/mnemo (`make migrate` sets it)"
         )
     # The migrations use the synchronous psycopg driver.
     return url.replace("postgresql://", "postgresql+psycopg://", 1)

@@ -17,8 +17,8 @@ def test_dev_status_reports_postgres_and_kafka_up_on_their_ports() -> None:
     statuses = {entry["name"]: entry for entry in json.loads(result.stdout)}
     assert statuses["postgres"]["up"], statuses["postgres"]
     assert statuses["kafka"]["up"], statuses["kafka"]
-    assert statuses["postgres"]["port"] == int(os.environ.get("MNEMO_PG_PORT", "55432"))
-    assert statuses["kafka"]["port"] == int(os.environ.get("MNEMO_KAFKA_PORT", "59092"))
+    assert statuses["postgres"]["port"] == int(os.environ.get("MNEMO_PG_PORT", "25432"))
+    assert statuses["kafka"]["port"] == int(os.environ.get("MNEMO_KAFKA_PORT", "29092"))
 
 
 def test_a_second_up_is_a_no_op_and_says_so() -> None:

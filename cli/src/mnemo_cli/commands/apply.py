@@ -62,7 +62,7 @@ def owner_dsn() -> str:
     if not dsn:
         raise CliError(
             f"{OWNER_URL_VARIABLE} is not set: this command runs as the owner role, e.g. "
-            f"{OWNER_URL_VARIABLE}=postgresql://mnemo_owner:PASSWORD@127.0.0.1:55432/mnemo "
+            f"{OWNER_URL_VARIABLE}=postgresql://mnemo_owner:PASSWORD@127.0.0.1:25432/mnemo "
             "(`make up` exports it for the local stack)"
         )
     return dsn

@@ -20,8 +20,8 @@ class LocalService:
 
 
 LOCAL_SERVICES: tuple[LocalService, ...] = (
-    LocalService("postgres", "MNEMO_PG_PORT", 55432),
-    LocalService("kafka", "MNEMO_KAFKA_PORT", 59092),
+    LocalService("postgres", "MNEMO_PG_PORT", 25432),
+    LocalService("kafka", "MNEMO_KAFKA_PORT", 29092),
     LocalService("ingest", "MNEMO_INGEST_PORT", 8081),
     LocalService("edge-classifier", "MNEMO_EDGE_CLASSIFIER_PORT", 8082),
     LocalService("navigator", "MNEMO_NAVIGATOR_PORT", 8080),
