@@ -19,7 +19,7 @@ export MNEMO_KAFKA_BOOTSTRAP ?= 127.0.0.1:$(MNEMO_KAFKA_PORT)
 
 PYTEST := $(RUN) pytest -p no:cacheprovider
 
-.PHONY: help install up down status migrate lint typecheck test test-unit test-integration test-e2e check run bench
+.PHONY: help install up down status migrate lint typecheck test check run bench
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -65,5 +65,5 @@ check: lint typecheck test ## lint + typecheck + test (what CI runs)
 run: up ## bring up the stack and show what it can do so far
 	@bash deploy/local/demo.sh
 
-bench: install ## run the benchmarks under bench/ (prints tables, writes bench/results/*.json)
+bench: up ## run the benchmarks under bench/ (prints tables, writes bench/results/*.json)
 	@for b in bench/*_bench.py; do echo "== $$b"; $(RUN) python $$b || exit 1; done
