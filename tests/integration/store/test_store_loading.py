@@ -7,18 +7,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from mnemo_mdn import RELATION_TYPES
 from mnemo_store import LoadLimits, RowLimitExceededError, Scope, Store
-
-CATALOG = (
-    "cite",
-    "corroborate",
-    "contradict",
-    "depend",
-    "elaborate",
-    "exemplify",
-    "implement",
-    "supersede",
-)
 
 
 @pytest.mark.parametrize(
@@ -81,10 +71,10 @@ async def test_a_loaded_graph_has_documents_in_id_text_order_and_edges_as_positi
         )
     }
     assert found == {
-        (position[ids[0]], position[ids[1]], CATALOG.index("cite"), 0.5),
-        (position[ids[2]], position[ids[11]], CATALOG.index("contradict"), 0.25),
-        (position[ids[3]], position[ids[3]], CATALOG.index("depend"), 1.0),
-        (position[ids[4]], -1, CATALOG.index("cite"), 0.5),
+        (position[ids[0]], position[ids[1]], RELATION_TYPES.index("cite"), 0.5),
+        (position[ids[2]], position[ids[11]], RELATION_TYPES.index("contradict"), 0.25),
+        (position[ids[3]], position[ids[3]], RELATION_TYPES.index("depend"), 1.0),
+        (position[ids[4]], -1, RELATION_TYPES.index("cite"), 0.5),
         (position[ids[5]], position[ids[6]], -1, 0.5),
     }
     engine_graph = graph.to_graph()

@@ -17,14 +17,14 @@ import asyncio
 import os
 import sys
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import asyncpg
-from mnemo_axon import AxonSource, check_sources
+from mnemo_axon import check_sources
 from mnemo_store import StoreError
 from mnemo_store.applier import ApplyReport, apply_deployment
 
+from mnemo_cli.axon_files import print_diagnostics, read_axon_files
 from mnemo_cli.errors import CliError
 
 OWNER_URL_VARIABLE = "MNEMO_OWNER_DATABASE_URL"
@@ -110,22 +110,10 @@ def _one_line(error: BaseException) -> str:
     return " ".join(str(error).split()) or type(error).__name__
 
 
-def _read(path: str) -> AxonSource:
-    try:
-        return AxonSource(path, Path(path).read_text(encoding="utf-8"))
-    except UnicodeDecodeError as error:
-        raise CliError(f"{path} is not UTF-8 text (byte {error.start}); save it as UTF-8") from None
-    except OSError as error:
-        raise CliError(f"cannot read {path}: {error.strerror or error}") from None
-
-
 def run(args: argparse.Namespace) -> int:
-    result = check_sources([_read(path) for path in args.files])
+    result = check_sources(read_axon_files(args.files))
     if result.deployment is None:
-        for diagnostic in result.diagnostics:
-            print(diagnostic, file=sys.stderr)
-        count = len(result.diagnostics)
-        print(f"{count} error{'s' if count != 1 else ''}: nothing applied", file=sys.stderr)
+        print_diagnostics(result.diagnostics, "nothing applied")
         return 1
     deployment = result.deployment
     gateway = args.gateway_url or os.environ.get(GATEWAY_URL_VARIABLE) or DEFAULT_GATEWAY_URL

@@ -7,13 +7,11 @@ status is 1. On success one line says what was declared, or `--json` prints the 
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 from typing import Any
 
-from mnemo_axon import AxonSource, CheckResult, Deployment, check_sources
+from mnemo_axon import CheckResult, Deployment, check_sources
 
-from mnemo_cli.errors import CliError
+from mnemo_cli.axon_files import print_diagnostics, read_axon_files
 
 
 def register(subparsers: Any) -> None:  # argparse's subparsers action has no public type
@@ -30,15 +28,6 @@ def register(subparsers: Any) -> None:  # argparse's subparsers action has no pu
     parser.add_argument("files", nargs="+", metavar="FILE", help=".axon files of the deployment")
     parser.add_argument("--json", action="store_true", help="print the IR as JSON on success")
     parser.set_defaults(func=run)
-
-
-def _read(path: str) -> AxonSource:
-    try:
-        return AxonSource(path, Path(path).read_text(encoding="utf-8"))
-    except UnicodeDecodeError as error:
-        raise CliError(f"{path} is not UTF-8 text (byte {error.start}); save it as UTF-8") from None
-    except OSError as error:
-        raise CliError(f"cannot read {path}: {error.strerror or error}") from None
 
 
 def _count(number: int, singular: str, plural: str) -> str:
@@ -68,12 +57,10 @@ def summary_line(result: CheckResult, deployment: Deployment, file_count: int) -
 
 
 def run(args: argparse.Namespace) -> int:
-    sources = [_read(path) for path in args.files]
+    sources = read_axon_files(args.files)
     result = check_sources(sources)
     if result.deployment is None:
-        for diagnostic in result.diagnostics:
-            print(diagnostic, file=sys.stderr)
-        print(_count(len(result.diagnostics), "error", "errors"), file=sys.stderr)
+        print_diagnostics(result.diagnostics)
         return 1
     if args.json:
         print(result.deployment.to_json(indent=2))

@@ -64,12 +64,8 @@ def value_from_text(text: str, axon_type: AxonType) -> object:
                 f"not a Uuid: {_preview(text)} (expected 8-4-4-4-12 hex digits)"
             )
         return uuid.UUID(text.strip("{}"))
-    if axon_type in _INTEGER_RANGES:
-        return _integer(text, axon_type)
-    if axon_type in (AxonType.FLOAT, AxonType.DOUBLE):
-        return _float(text, axon_type)
-    if axon_type is AxonType.NUMERIC:
-        return _decimal(text)
+    if axon_type.is_numeric:
+        return _number(text, axon_type)
     if axon_type is AxonType.BOOLEAN:
         lowered = text.lower()
         if lowered not in ("true", "false"):
@@ -82,12 +78,8 @@ def value_from_text(text: str, axon_type: AxonType) -> object:
 
 def value_from_number(literal: str, axon_type: AxonType) -> object:
     """The Python value for an unquoted number literal in a column of type `axon_type`."""
-    if axon_type in _INTEGER_RANGES:
-        return _integer(literal, axon_type)
-    if axon_type in (AxonType.FLOAT, AxonType.DOUBLE):
-        return _float(literal, axon_type)
-    if axon_type is AxonType.NUMERIC:
-        return _decimal(literal)
+    if axon_type.is_numeric:
+        return _number(literal, axon_type)
     if axon_type is AxonType.JSON:
         return _json_text(literal)
     raise ValueConversionError(
@@ -137,6 +129,15 @@ def _require_storable_text(text: str) -> None:
         raise ValueConversionError(
             "text contains an unpaired surrogate, which is not valid Unicode"
         ) from None
+
+
+def _number(text: str, axon_type: AxonType) -> int | float | Decimal:
+    """`text` as a value of a numeric type (`axon_type.is_numeric`), checked for range."""
+    if axon_type in _INTEGER_RANGES:
+        return _integer(text, axon_type)
+    if axon_type in (AxonType.FLOAT, AxonType.DOUBLE):
+        return _float(text, axon_type)
+    return _decimal(text)
 
 
 def _integer(text: str, axon_type: AxonType) -> int:

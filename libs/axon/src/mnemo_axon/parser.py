@@ -386,23 +386,9 @@ class _Parser:
         adaptive: Token | None = None
         seen: set[str] = set()
         while True:
-            self._skip_comma()
-            token = self._peek()
-            if token.is_punct("}"):
-                self._advance()
+            field, token = self._next_corpus_field(name, seen)
+            if not field:
                 break
-            field = token.text if token.kind is TokenKind.NAME else ""
-            if field not in ("documents", "relations", "adaptive"):
-                self._fail(
-                    token,
-                    f"Corpus '{name.text}': expected 'documents:', 'relations:', 'adaptive:' "
-                    f"or '}}', got {token.describe()}",
-                )
-            if field in seen:
-                self._fail(token, f"Corpus '{name.text}': '{field}' is given twice")
-            seen.add(field)
-            self._advance()
-            self._expect_punct(":", f"after '{field}'")
             if field == "documents":
                 documents = self._parse_document_list(name.text)
             elif field == "relations":
@@ -418,6 +404,30 @@ class _Parser:
             relations_keyword=None if relations_keyword is None else _located(relations_keyword),
             adaptive=None if adaptive is None else _located(adaptive),
         )
+
+    def _next_corpus_field(self, name: Token, seen: set[str]) -> tuple[str, Token]:
+        """Consume the next ``field:`` of a corpus body, or its closing '}'.
+
+        Both corpus forms (a listed corpus and one from axonstore) take the same three
+        fields, each at most once; the field name is "" when the body has closed.
+        """
+        self._skip_comma()
+        token = self._peek()
+        if token.is_punct("}"):
+            return "", self._advance()
+        field = token.text if token.kind is TokenKind.NAME else ""
+        if field not in ("documents", "relations", "adaptive"):
+            self._fail(
+                token,
+                f"Corpus '{name.text}': expected 'documents:', 'relations:', 'adaptive:' "
+                f"or '}}', got {token.describe()}",
+            )
+        if field in seen:
+            self._fail(token, f"Corpus '{name.text}': '{field}' is given twice")
+        seen.add(field)
+        self._advance()
+        self._expect_punct(":", f"after '{field}'")
+        return field, token
 
     def _parse_document_list(self, corpus: str) -> tuple[Located, ...]:
         self._expect_punct("[", "to open the document list")
@@ -485,23 +495,10 @@ class _Parser:
         adaptive: Token | None = None
         seen: set[str] = set()
         while True:
-            self._skip_comma()
-            token = self._peek()
-            if token.is_punct("}"):
-                closing = self._advance()
+            field, token = self._next_corpus_field(name, seen)
+            if not field:
+                closing = token
                 break
-            field = token.text if token.kind is TokenKind.NAME else ""
-            if field not in ("documents", "relations", "adaptive"):
-                self._fail(
-                    token,
-                    f"Corpus '{name.text}': expected 'documents:', 'relations:', 'adaptive:' "
-                    f"or '}}', got {token.describe()}",
-                )
-            if field in seen:
-                self._fail(token, f"Corpus '{name.text}': '{field}' is given twice")
-            seen.add(field)
-            self._advance()
-            self._expect_punct(":", f"after '{field}'")
             if field == "adaptive":
                 adaptive = self._parse_boolean("adaptive")
             else:

@@ -1,0 +1,38 @@
+"""The `.axon` files named on a command line: read them as sources, report what is wrong with them.
+
+`mnemo check` and `mnemo apply` both compile the files a user names; they read them and print
+their diagnostics the same way, compiler-style on stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from mnemo_axon import AxonSource, Diagnostic
+
+from mnemo_cli.errors import CliError
+
+
+def read_axon_files(paths: Sequence[str]) -> list[AxonSource]:
+    """Each file as an AxonSource; an unreadable or non-UTF-8 file is a one-line CliError."""
+    return [_read(path) for path in paths]
+
+
+def _read(path: str) -> AxonSource:
+    try:
+        return AxonSource(path, Path(path).read_text(encoding="utf-8"))
+    except UnicodeDecodeError as error:
+        raise CliError(f"{path} is not UTF-8 text (byte {error.start}); save it as UTF-8") from None
+    except OSError as error:
+        raise CliError(f"cannot read {path}: {error.strerror or error}") from None
+
+
+def print_diagnostics(diagnostics: Sequence[Diagnostic], consequence: str = "") -> None:
+    """Every diagnostic on stderr, then their count (`3 errors`, or `3 errors: CONSEQUENCE`)."""
+    for diagnostic in diagnostics:
+        print(diagnostic, file=sys.stderr)
+    count = len(diagnostics)
+    tally = f"{count} error{'s' if count != 1 else ''}"
+    print(f"{tally}: {consequence}" if consequence else tally, file=sys.stderr)
