@@ -1,6 +1,6 @@
 """The closed relation catalog (spec §1): every edge type and the polarity it carries.
 
-Types are coded by their position in `RELATION_TYPES` (in the order of the compiler's G3 message, as the compiler's G3 message
+Types are coded by their position in `RELATION_TYPES` (in the order the compiler's G3 message
 lists them), which is the code `CorpusGraph` stores and `CorpusGraph.from_arrays` accepts.
 """
 
