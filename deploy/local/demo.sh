@@ -2,6 +2,9 @@
 # The demo `make run` plays once the local stack is up: what runs, and what Mnemo can do so far.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+source deploy/local/common.sh
+# The owner-role commands need the owner's URL; `make run` exports it, a direct run gets the default.
+export MNEMO_OWNER_DATABASE_URL="${MNEMO_OWNER_DATABASE_URL:-postgresql://mnemo_owner:mnemo_owner@127.0.0.1:$MNEMO_PG_PORT/mnemo}"
 mnemo() { .local/tools/bin/uv run --frozen --quiet mnemo "$@"; }
 step() { printf '\n== %s\n$ mnemo %s\n' "$1" "${*:2}"; mnemo "${@:2}"; }
 
