@@ -180,9 +180,21 @@ async def freshness(store: Store, corpus: StoreCorpus, tenant: uuid.UUID) -> flo
     return statistics.median(times)
 
 
+def local_dsn(variable: str, role: str) -> str:
+    """The URL the Makefile exports, else the local stack's default for `role`."""
+    port = os.environ.get("MNEMO_PG_PORT", "25432")
+    return os.environ.get(variable, f"postgresql://{role}:{role}@127.0.0.1:{port}/mnemo")
+
+
 async def main() -> None:
-    app_dsn, owner_dsn = os.environ["MNEMO_DATABASE_URL"], os.environ["MNEMO_OWNER_DATABASE_URL"]
-    owner = await asyncpg.connect(owner_dsn)
+    app_dsn = local_dsn("MNEMO_DATABASE_URL", "mnemo_app")
+    owner_dsn = local_dsn("MNEMO_OWNER_DATABASE_URL", "mnemo_owner")
+    try:
+        owner = await asyncpg.connect(owner_dsn)
+    except (OSError, asyncpg.PostgresError) as error:
+        raise SystemExit(
+            f"load_bench: cannot reach PostgreSQL ({error}); start it with `make up`"
+        ) from None
     results: list[dict[str, Any]] = []
     async with await Store.connect(app_dsn, min_size=2, max_size=4) as store:
         for n in SIZES:
