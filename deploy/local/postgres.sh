@@ -63,10 +63,22 @@ is_running() {
     pid_alive "$PG_PIDFILE" && as_server_user "$BIN/pg_isready" -q -h 127.0.0.1 -p "$MNEMO_PG_PORT"
 }
 
+# The server writes its own log, so it must live where the server user can write: beside the data
+# when the data had to move out of the project, with a link from .local/logs so it is found as usual.
+server_log() {
+    if [ "$PGDATA" = "$MNEMO_LOCAL/postgres" ]; then
+        printf '%s' "$PG_LOG"
+    else
+        ln -sfn "$PGDATA.log" "$PG_LOG"
+        printf '%s' "$PGDATA.log"
+    fi
+}
+
 up() {
     ensure_installed
     BIN="$(pg_bindir)"
     PGDATA="$(data_dir)"
+    PG_SERVER_LOG="$(server_log)"
     if is_running; then
         say "postgres: already running on 127.0.0.1:$MNEMO_PG_PORT (pid $(cat "$PG_PIDFILE")), nothing to do"
         return 0
@@ -78,8 +90,8 @@ up() {
         say "postgres: creating the cluster in $PGDATA"
         mkdir -p "$PGDATA"
         [ "$(id -u)" -eq 0 ] && chown postgres: "$PGDATA"
-        : >"$PG_LOG"
-        [ "$(id -u)" -eq 0 ] && chown postgres: "$PG_LOG"
+        : >"$PG_SERVER_LOG"
+        [ "$(id -u)" -eq 0 ] && chown postgres: "$PG_SERVER_LOG"
         as_server_user "$BIN/initdb" -D "$PGDATA" -U postgres --auth-local=trust --auth-host=scram-sha-256 \
             -E UTF8 --locale=C.UTF-8 >>"$PG_LOG" 2>&1 || fail "initdb failed" "$PG_LOG"
         cat >>"$PGDATA/postgresql.conf" <<CONF
@@ -93,9 +105,9 @@ max_connections = 200
 shared_buffers = 256MB
 CONF
     fi
-    [ "$(id -u)" -eq 0 ] && { touch "$PG_LOG"; chown postgres: "$PG_LOG"; }
+    [ "$(id -u)" -eq 0 ] && { touch "$PG_SERVER_LOG"; chown postgres: "$PG_SERVER_LOG"; }
     say "postgres: starting on 127.0.0.1:$MNEMO_PG_PORT"
-    as_server_user "$BIN/pg_ctl" -D "$PGDATA" -l "$PG_LOG" -o "-p $MNEMO_PG_PORT" -w -t 60 start >/dev/null \
+    as_server_user "$BIN/pg_ctl" -D "$PGDATA" -l "$PG_SERVER_LOG" -o "-p $MNEMO_PG_PORT" -w -t 60 start >/dev/null \
         || fail "postgres did not start" "$PG_LOG"
     head -n 1 "$PGDATA/postmaster.pid" >"$PG_PIDFILE"
     printf '%s\n' "$PGDATA" >"$MNEMO_RUN/postgres.datadir"
