@@ -35,7 +35,7 @@ ensure_installed() {
 # in a per-project folder under /var/tmp instead.
 as_server_user() {
     if [ "$(id -u)" -eq 0 ]; then
-        runuser -u postgres -- "$@"
+        (cd / && runuser -u postgres -- "$@")  # from /, which the server user may enter
     else
         "$@"
     fi
@@ -49,9 +49,16 @@ data_dir() {
     if runuser -u postgres -- test -w "$preferred"; then
         printf '%s' "$preferred"
     else
-        local key
+        local key fallback
         key="$(printf '%s' "$MNEMO_ROOT" | sha256sum | cut -c1-12)"
-        printf '%s' "/var/tmp/mnemo-postgres-$key"
+        fallback="/var/tmp/mnemo-postgres-$key"
+        # A cluster there that this checkout never recorded belongs to an earlier clone at the same
+        # path: start afresh rather than inherit its state.
+        if [ ! -f "$MNEMO_RUN/postgres.datadir" ] && [ -d "$fallback" ] \
+            && ! { [ -f "$fallback/postmaster.pid" ] && kill -0 "$(head -n 1 "$fallback/postmaster.pid")" 2>/dev/null; }; then
+            rm -rf "$fallback" "$fallback.log"
+        fi
+        printf '%s' "$fallback"
     fi
 }
 
