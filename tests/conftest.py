@@ -1,10 +1,21 @@
-"""Test tiers: a test's folder gives its marker (unit, integration, e2e)."""
+"""Test tiers (a test's folder gives its marker: unit, integration, e2e) and the hypothesis profile."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Shared 2-core machines make wall-clock deadlines flaky: properties are judged on their results,
+# never on how long one example took. The example database stays out of the checkout's tree.
+settings.register_profile(
+    "mnemo",
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    database=None,
+)
+settings.load_profile("mnemo")
 
 _TIERS = ("unit", "integration", "e2e")
 
