@@ -15,6 +15,10 @@ export MNEMO_KAFKA_CONTROLLER_PORT ?= 29093
 export MNEMO_DATABASE_URL ?= postgresql://mnemo_app:mnemo_app@127.0.0.1:$(MNEMO_PG_PORT)/mnemo
 export MNEMO_OWNER_DATABASE_URL ?= postgresql://mnemo_owner:mnemo_owner@127.0.0.1:$(MNEMO_PG_PORT)/mnemo
 export MNEMO_RELAY_DATABASE_URL ?= postgresql://mnemo_relay:mnemo_relay@127.0.0.1:$(MNEMO_PG_PORT)/mnemo
+export MNEMO_INGEST_DATABASE_URL ?= postgresql://mnemo_ingest:mnemo_ingest@127.0.0.1:$(MNEMO_PG_PORT)/mnemo
+export MNEMO_CLASSIFIER_DATABASE_URL ?= postgresql://mnemo_classifier:mnemo_classifier@127.0.0.1:$(MNEMO_PG_PORT)/mnemo
+export MNEMO_NAVIGATOR_DATABASE_URL ?= postgresql://mnemo_navigator:mnemo_navigator@127.0.0.1:$(MNEMO_PG_PORT)/mnemo
+export MNEMO_AUDIT_DATABASE_URL ?= postgresql://mnemo_audit:mnemo_audit@127.0.0.1:$(MNEMO_PG_PORT)/mnemo
 export MNEMO_KAFKA_BOOTSTRAP ?= 127.0.0.1:$(MNEMO_KAFKA_PORT)
 
 PYTEST := $(RUN) pytest -p no:cacheprovider
@@ -38,7 +42,7 @@ up: install ## start PostgreSQL and Kafka locally (idempotent) and apply the mig
 	@$(MAKE) --no-print-directory migrate
 
 migrate: install ## apply the database migrations (Alembic, as the owner role)
-	@$(RUN) alembic -c migrations/alembic.ini upgrade head 2>&1 | grep -v '^INFO  \[alembic.runtime.migration\] \(Context\|Will assume\)' || true
+	@$(RUN) alembic -c migrations/alembic.ini upgrade heads 2>&1 | grep -v '^INFO  \[alembic.runtime.migration\] \(Context\|Will assume\)' || true
 	@$(RUN) alembic -c migrations/alembic.ini current 2>/dev/null | tail -n 1 | sed 's/^/migrate: at revision /'
 
 down: ## stop exactly the processes `make up` started

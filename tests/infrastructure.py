@@ -72,7 +72,7 @@ def from_containers() -> Iterator[Infrastructure]:
 
         environment = {**os.environ, "MNEMO_OWNER_DATABASE_URL": dsn("mnemo_owner")}
         subprocess.run(
-            ["alembic", "-c", str(ROOT / "migrations" / "alembic.ini"), "upgrade", "head"],
+            ["alembic", "-c", str(ROOT / "migrations" / "alembic.ini"), "upgrade", "heads"],
             env=environment,
             check=True,
         )

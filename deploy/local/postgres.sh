@@ -10,6 +10,8 @@ PG_PIDFILE="$MNEMO_RUN/postgres.pid"
 PG_OWNER_PASSWORD="${MNEMO_PG_OWNER_PASSWORD:-mnemo_owner}"
 PG_APP_PASSWORD="${MNEMO_PG_APP_PASSWORD:-mnemo_app}"
 PG_RELAY_PASSWORD="${MNEMO_PG_RELAY_PASSWORD:-mnemo_relay}"
+# One login role per service (ARCHITECTURE §2); the password defaults to the role's name locally.
+SERVICE_ROLES="mnemo_ingest mnemo_classifier mnemo_navigator mnemo_audit"
 
 pg_bindir() {
     local dir
@@ -87,6 +89,7 @@ up() {
     PGDATA="$(data_dir)"
     PG_SERVER_LOG="$(server_log)"
     if is_running; then
+        ensure_roles
         say "postgres: already running on 127.0.0.1:$MNEMO_PG_PORT (pid $(cat "$PG_PIDFILE")), nothing to do"
         return 0
     fi
@@ -122,6 +125,18 @@ CONF
     say "postgres: ready (pid $(cat "$PG_PIDFILE")), log $PG_LOG"
 }
 
+service_roles_sql() {
+    local role upper password password_var
+    for role in $SERVICE_ROLES; do
+        upper="$(printf '%s' "${role#mnemo_}" | tr '[:lower:]' '[:upper:]')"
+        password_var="MNEMO_PG_${upper}_PASSWORD"
+        password="${!password_var:-$role}"
+        printf "  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '%s') THEN\n" "$role"
+        printf "    CREATE ROLE %s LOGIN PASSWORD '%s' NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE;\n" "$role" "$password"
+        printf "  END IF;\n"
+    done
+}
+
 ensure_roles() {
     psql_super postgres <<SQL
 DO \$\$
@@ -135,13 +150,14 @@ BEGIN
   IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'mnemo_relay') THEN
     CREATE ROLE mnemo_relay LOGIN PASSWORD '$PG_RELAY_PASSWORD' NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE;
   END IF;
+$(service_roles_sql)
 END
 \$\$;
 SQL
     if [ -z "$(psql_super postgres -tA -c "SELECT 1 FROM pg_database WHERE datname = '$MNEMO_PG_DB'")" ]; then
         psql_super postgres -c "CREATE DATABASE $MNEMO_PG_DB OWNER mnemo_owner"
         psql_super "$MNEMO_PG_DB" -c "REVOKE ALL ON SCHEMA public FROM PUBLIC"
-        say "postgres: created database $MNEMO_PG_DB and roles mnemo_owner, mnemo_app, mnemo_relay"
+        say "postgres: created database $MNEMO_PG_DB and roles mnemo_owner, mnemo_app, mnemo_relay, ${SERVICE_ROLES// /, }"
     fi
 }
 

@@ -1,0 +1,177 @@
+"""The messages that cross a process boundary: the envelope and every event of ARCHITECTURE §4.
+
+Every model is frozen and forbids unknown fields, so a producer that misspells a field gets a
+validation error (and a dead letter) instead of a silently dropped value. The tenant travels in the
+envelope and is also the Kafka key; a consumer refuses an envelope whose tenant disagrees with it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Annotated, Any, Generic, Literal, TypeVar
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue
+
+SCHEMA_VERSION = 1
+"""Version of every model below; a breaking change gets a new topic, not a new version here."""
+
+StoreName = Annotated[str, Field(min_length=1, max_length=63)]
+CorpusId = Annotated[str, Field(min_length=1, max_length=200)]
+RowId = str | int
+"""A document id as the store declares it (text, uuid as text, or integer)."""
+
+
+class Message(BaseModel):
+    """Base of every event model: immutable, unknown fields refused."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# -- data of each topic --------------------------------------------------------------------------
+
+
+class PersistRow(Message):
+    """`mnemo.persist.v1`: one row for one declared store (a document, an edge, any store row)."""
+
+    store: StoreName
+    values: dict[str, JsonValue]
+
+
+class DocumentPersisted(Message):
+    """`mnemo.document.persisted.v1`: a row of a corpus's documents store was written."""
+
+    corpus: CorpusId
+    store: StoreName
+    id: RowId
+    values: dict[str, JsonValue]
+
+
+NavigateMode = Literal["mdn", "axon"]
+NavigateDirection = Literal["out", "both"]
+ParamValue = str | int | float | bool | None
+
+
+class NavigateRequested(Message):
+    """`mnemo.navigate.requested.v1`: a navigation asked for over Kafka, answered by request id.
+
+    `client` plays the part of a token's `client` claim: when present, the corpus's pinned scope
+    template binds from it (Kafka producers are trusted services of the deployment).
+    """
+
+    request_id: uuid.UUID
+    corpus: CorpusId
+    query: Annotated[str, Field(min_length=1, max_length=4096)]
+    from_id: str | None = None
+    budget: Annotated[int, Field(ge=1, le=1000)] | None = None
+    where: Annotated[str, Field(max_length=4096)] | None = None
+    params: dict[str, ParamValue] = Field(default_factory=dict)
+    mode: NavigateMode | None = None
+    direction: NavigateDirection | None = None
+    client: dict[str, str] | None = None
+    reply_to: str | None = None
+
+
+class NavigateHit(Message):
+    id: str
+    title: str
+    score: float
+    epr: float | None = None
+
+
+class NavigateCompleted(Message):
+    """`mnemo.navigate.completed.v1`: the answer to one `NavigateRequested`, or why there is none."""
+
+    request_id: uuid.UUID
+    corpus: CorpusId
+    ok: bool
+    hits: tuple[NavigateHit, ...] = ()
+    trail: tuple[str, ...] = ()
+    coverage: float | None = None
+    revision: int | None = None
+    diagnostics: dict[str, JsonValue] = Field(default_factory=dict)
+    error: str | None = None
+
+
+class QueryAudited(Message):
+    """Audit data of `corpus:<name>:query`: one per navigate, retrieve and search (ARCHITECTURE §5)."""
+
+    kind: Literal["query"] = "query"
+    action: Annotated[str, Field(pattern=r"^corpus:[^:]+:query$")]
+    corpus: CorpusId
+    operation: Literal["navigate", "retrieve", "search"]
+    query: str | None
+    """The query text, or None when the deployment keeps only its digest."""
+    query_digest: str
+    k_returned: Annotated[int, Field(ge=0)]
+    latency_ms: Annotated[float, Field(ge=0)]
+    top_similarity: float | None
+    returned_ids: tuple[str, ...]
+    scope_digest: str
+    principal: str
+    trace_id: str | None
+    revision: int | None = None
+
+
+class PersistAudited(Message):
+    """Audit data of `store:<name>:persist`: rows ingest wrote in one transaction for one store."""
+
+    kind: Literal["persist"] = "persist"
+    action: Annotated[str, Field(pattern=r"^store:[^:]+:persist$")]
+    store: StoreName
+    row_ids: tuple[str, ...]
+    source_event_ids: tuple[uuid.UUID, ...]
+    principal: str
+    trace_id: str | None
+
+
+AuditData = Annotated[QueryAudited | PersistAudited, Field(discriminator="kind")]
+
+
+class AuditRecorded(Message):
+    """`mnemo.audit.v1`: one event for the tenant's hash-chained audit log."""
+
+    record: AuditData
+
+
+# -- the envelope ---------------------------------------------------------------------------------
+
+DataT = TypeVar("DataT", bound=Message)
+
+
+class Envelope(Message, Generic[DataT]):
+    """What every topic carries: who, when, which trace, and the event's data."""
+
+    event_id: uuid.UUID
+    type: str
+    schema_version: int = SCHEMA_VERSION
+    tenant: uuid.UUID
+    occurred_at: AwareDatetime
+    producer: Annotated[str, Field(min_length=1, max_length=200)]
+    trace: str | None = None
+    data: DataT
+
+
+def new_envelope(
+    data: DataT,
+    *,
+    tenant: uuid.UUID,
+    producer: str,
+    event_type: str,
+    event_id: uuid.UUID | None = None,
+    trace: str | None = None,
+) -> Envelope[DataT]:
+    """An envelope for `data`, stamped now; `event_id` defaults to a fresh uuid4.
+
+    Give a deterministic `event_id` (uuid5 of what caused the event) when a retry must produce the
+    same event, so the consumer's inbox deduplicates it.
+    """
+    return Envelope[Any](
+        event_id=event_id or uuid.uuid4(),
+        type=event_type,
+        tenant=tenant,
+        occurred_at=datetime.now(UTC),
+        producer=producer,
+        trace=trace,
+        data=data,
+    )

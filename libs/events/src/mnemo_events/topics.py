@@ -1,0 +1,37 @@
+"""Topic names (ARCHITECTURE §4) and which event model each carries. Every topic is keyed by tenant."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from mnemo_events.models import (
+    AuditRecorded,
+    DocumentPersisted,
+    Message,
+    NavigateCompleted,
+    NavigateRequested,
+    PersistRow,
+)
+
+PERSIST: Final = "mnemo.persist.v1"
+DOCUMENT_PERSISTED: Final = "mnemo.document.persisted.v1"
+NAVIGATE_REQUESTED: Final = "mnemo.navigate.requested.v1"
+NAVIGATE_COMPLETED: Final = "mnemo.navigate.completed.v1"
+AUDIT: Final = "mnemo.audit.v1"
+DEAD_LETTER_SUFFIX: Final = ".dlt"
+
+DATA_MODELS: Final[dict[str, type[Message]]] = {
+    PERSIST: PersistRow,
+    DOCUMENT_PERSISTED: DocumentPersisted,
+    NAVIGATE_REQUESTED: NavigateRequested,
+    NAVIGATE_COMPLETED: NavigateCompleted,
+    AUDIT: AuditRecorded,
+}
+"""The `data` model of each topic; the envelope's `type` is the topic name."""
+
+TOPICS: Final = tuple(DATA_MODELS)
+
+
+def dead_letter_topic(topic: str) -> str:
+    """`<topic>.dlt`: where a consumer of `topic` republishes what it cannot process."""
+    return topic + DEAD_LETTER_SUFFIX
