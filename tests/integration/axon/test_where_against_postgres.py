@@ -4,7 +4,8 @@ A table holds tricky values (quotes, backslashes, LIKE wildcards, unicode, NULLs
 extreme numbers, times around now). For generated filters and parameters, the rows Postgres returns
 for the compiled SQL must be exactly the rows a plain-Python evaluation of the same bound filter
 selects (SQL three-valued logic, C collation, LIKE with backslash escapes). And no injection payload,
-as a parameter, ever returns a row whose value is not the payload itself.
+as a parameter, ever returns a row whose value is not the payload itself, in `LIKE` too: a
+parameter's `%` and `_` are data, wildcards come only from the filter's own text.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mnemo_axon import AxonType, CompiledWhere, TableColumns, compile_where
-from mnemo_axon.errors import TypeMismatchError
 from mnemo_axon.where import (
     BooleanValue,
     Condition,
@@ -34,6 +34,7 @@ from mnemo_axon.where import (
     Operator,
     ParameterRef,
     StringValue,
+    TextPart,
     TimeUnit,
     TimeValue,
     format_filter,
@@ -328,6 +329,10 @@ def parameter(name: str) -> StringValue:
     return StringValue((ParameterRef((name,)),))
 
 
+def written(text: str) -> StringValue:
+    return StringValue((TextPart(text),) if text else ())
+
+
 @st.composite
 def generated_condition(draw: st.DrawFn, index: int) -> tuple[Condition, dict[str, object]]:
     column = draw(st.sampled_from(sorted(TABLE.columns)))
@@ -337,7 +342,15 @@ def generated_condition(draw: st.DrawFn, index: int) -> tuple[Condition, dict[st
         return Condition(column, draw(st.sampled_from([Operator.EQ, Operator.NE])), NullValue()), {}
     if axon_type is AxonType.TEXT:
         if draw(st.booleans()):
-            return Condition(column, Operator.LIKE, parameter(key)), {key: draw(like_patterns)}
+            # Wildcards written in the filter, a parameter (data: escaped, so never a wildcard),
+            # or a parameter between wildcards written in the filter.
+            shape = draw(st.sampled_from(["literal", "parameter", "contains"]))
+            if shape == "literal":
+                return Condition(column, Operator.LIKE, written(draw(like_patterns))), {}
+            pattern = parameter(key)
+            if shape == "contains":
+                pattern = StringValue((TextPart("%"), ParameterRef((key,)), TextPart("%")))
+            return Condition(column, Operator.LIKE, pattern), {key: draw(like_patterns)}
         return Condition(column, draw(st.sampled_from(ORDERING)), parameter(key)), {
             key: draw(text_values)
         }
@@ -405,18 +418,36 @@ async def test_no_payload_ever_returns_a_row_that_does_not_hold_it(
         "name == '${p}' AND tenant_id = '${t}'",
         "tenant_id = '${t}' AND name != '${p}' AND name = '${p}'",
         "name LIKE '${p}'",
+        "name LIKE '${p}' AND tenant_id = '${t}'",
     ):
         params = {"p": payload, "t": str(TENANTS[0])}
-        if "LIKE" in text and payload.endswith("\\"):
-            with pytest.raises(TypeMismatchError):  # Postgres would fail on it: refused first
-                compile_where(text, params, [TABLE])
-            continue
         compiled = compile_where(text, params, [TABLE])
         ids, now = await selected_ids(probe, compiled)
         assert ids == expected_ids(probe, compiled, now)
-        if "LIKE" not in text:
-            holders = {int(str(row["id"])) for row in probe.rows if row["name"] == payload}
-            assert set(ids) <= holders
+        holders = {int(str(row["id"])) for row in probe.rows if row["name"] == payload}
+        assert set(ids) <= holders, (text, payload)
+
+
+@pytest.mark.parametrize("payload", [*PAYLOADS, "100%", "a_b", "back\\slash", "trailing\\"])
+async def test_a_like_parameter_between_the_filters_wildcards_matches_its_text_literally(
+    probe: Probe, payload: str
+) -> None:
+    compiled = compile_where("name LIKE '%${p}%'", {"p": payload}, [TABLE])
+    ids, _ = await selected_ids(probe, compiled)
+    names = [(int(str(row["id"])), row["name"]) for row in probe.rows]
+    assert ids == [i for i, name in names if isinstance(name, str) and payload in name]
+
+
+async def test_a_wildcard_parameter_does_not_widen_a_scope_to_every_row(probe: Probe) -> None:
+    # The adversarial finding: `client LIKE '${c}'` with `c = "%"` used to return every row.
+    for wildcard in ("%", "_", "%%", "A%", "__%"):
+        compiled = compile_where("name LIKE '${c}'", {"c": wildcard}, [TABLE])
+        ids, _ = await selected_ids(probe, compiled)
+        assert ids == [int(str(row["id"])) for row in probe.rows if row["name"] == wildcard]
+    # The filter's own wildcards still are wildcards.
+    every = compile_where("name LIKE '%'", {}, [TABLE])
+    ids, _ = await selected_ids(probe, every)
+    assert ids == [int(str(row["id"])) for row in probe.rows if row["name"] is not None]
 
 
 async def test_a_qualified_filter_after_the_callers_own_parameters_runs_in_a_larger_query(

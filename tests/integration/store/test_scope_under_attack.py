@@ -55,6 +55,8 @@ corpus Attack_{s} from axonstore {{
 # The filter is applied to both stores, so both carry the columns it names: an edge row's label is
 # the label of the document it leaves.
 FILTER = "tenant_id == '${sub}' AND label == '${x}'"
+# The same scope through LIKE: a parameter is data, so `%` or `_` match only the label `%` or `_`.
+LIKE_FILTER = "tenant_id == '${sub}' AND label LIKE '${x}'"
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,8 +151,8 @@ def arena(app_dsn: str, owner_dsn: str) -> Iterator[Arena]:
     asyncio.run(_drop(built))
 
 
-async def _attack(arena: Arena, value: str) -> None:
-    scope = Scope(FILTER, {"sub": str(arena.client_1), "x": value})
+async def _attack(arena: Arena, value: str, where: str = FILTER) -> None:
+    scope = Scope(where, {"sub": str(arena.client_1), "x": value})
     every_edge = [
         EdgeDelta(doc_id(prefix, k), doc_id(prefix, (k + 1) % len(PAYLOADS)), "cite", 0.05)
         for _, _, prefix in arena.population()
@@ -192,3 +194,18 @@ def test_hostile_parameters_read_exactly_their_rows_and_reinforce_nothing_outsid
     arena: Arena, value: str
 ) -> None:
     asyncio.run(_attack(arena, value))
+
+
+@pytest.mark.parametrize("wildcard", ["%", "_", "%%", "\\", "ünïcödé%", "_%"])
+def test_a_wildcard_in_a_like_parameter_reads_and_reinforces_only_its_own_label(
+    arena: Arena, wildcard: str
+) -> None:
+    asyncio.run(_attack(arena, wildcard, LIKE_FILTER))
+
+
+@settings(max_examples=40)
+@given(st.one_of(st.sampled_from(PAYLOADS), st.text(alphabet="%_\\ab'", max_size=8), st.text()))
+def test_hostile_like_parameters_read_exactly_their_rows_and_reinforce_nothing_outside(
+    arena: Arena, value: str
+) -> None:
+    asyncio.run(_attack(arena, value, LIKE_FILTER))

@@ -32,6 +32,7 @@ from mnemo_axon.where import (
     format_filter,
     parse_filter,
 )
+from mnemo_axon.where.binder import escape_like
 
 TENANT = "4b1c0b8e-35d5-4a5f-9c69-0d3f7fd0a5b8"
 TABLE = TableColumns.of(
@@ -104,7 +105,8 @@ def test_a_parameter_value_never_reaches_the_sql_and_is_bound_exactly(value: str
     assert compiled.sql == REFERENCE.sql
     assert compiled.params[0] == value
     assert type(compiled.params[0]) is str
-    assert compiled.params[2] == f"%{value}%"
+    # In LIKE, the parameter is escaped: only the filter's own `%` are wildcards.
+    assert compiled.params[2] == f"%{escape_like(value)}%"
     assert compiled.params[1] == uuid.UUID(TENANT)
     # The SQL is the same text whatever the value; so a value appears in it only if it is a
     # piece of the value-free reference itself (" AND", "text"), never as injected text.

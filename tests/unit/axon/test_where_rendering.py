@@ -16,6 +16,7 @@ from mnemo_axon import (
     compile_where,
     load_deployment,
 )
+from mnemo_axon.errors import TypeMismatchError
 from mnemo_axon.where import format_filter, parse_filter
 
 TENANT = "4b1c0b8e-35d5-4a5f-9c69-0d3f7fd0a5b8"
@@ -153,8 +154,8 @@ def test_and_binds_tighter_than_or_and_the_whole_filter_is_one_parenthesised_pre
         "a = 1 AND big = 2 OR name like 'x%' and flag = TRUE or day = null", {}, [TABLE]
     )
     assert compiled.sql == (
-        '(("a" = $1::integer AND "big" = $2::bigint) OR ("name" LIKE $3::text AND '
-        '"flag" = $4::boolean) OR "day" IS NULL)'
+        '(("a" = $1::integer AND "big" = $2::bigint) OR ("name" LIKE $3::text ESCAPE \'\\\' '
+        'AND "flag" = $4::boolean) OR "day" IS NULL)'
     )
     assert compile_where("a = 1 AND big = 2", {}, [TABLE]).sql == (
         '("a" = $1::integer AND "big" = $2::bigint)'
@@ -223,7 +224,30 @@ def test_a_reference_inside_a_larger_string_is_interpolated_in_place() -> None:
         {"prefix": "Al_", "e": {"kind": "cite"}},
         [TABLE],
     )
-    assert compiled.params == ("Al_%", "cite-x")
+    assert compiled.params == ("Al\\_%", "cite-x")  # the parameter's `_` is a literal
+
+
+def test_a_like_parameter_is_data_and_wildcards_come_only_from_the_filters_own_text() -> None:
+    compiled = compile_where("name LIKE '%${q}%'", {"q": "50%_off\\"}, [TABLE])
+    assert compiled.sql == "\"name\" LIKE $1::text ESCAPE '\\'"
+    assert compiled.params == ("%50\\%\\_off\\\\%",)
+    widened = compile_where("name LIKE '${c}'", {"c": "%"}, [TABLE])
+    assert widened.params == ("\\%",)  # matches only the client named `%`
+
+
+def test_a_like_parameter_scopes_like_the_same_text_written_escaped_in_the_filter() -> None:
+    bound = compile_where("name LIKE '${c}'", {"c": "a%_\\"}, [TABLE])
+    written = compile_where("name LIKE 'a\\\\%\\\\_\\\\\\\\'", {}, [TABLE])
+    assert bound.params == written.params
+    assert bound.scope_digest == written.scope_digest
+
+
+def test_literal_text_ending_in_the_escape_character_before_a_like_parameter_is_refused() -> None:
+    with pytest.raises(TypeMismatchError, match="before \\$\\{c\\} ends with an unescaped"):
+        compile_where("name LIKE 'a\\\\${c}'", {"c": "%"}, [TABLE])
+    # An escaped backslash is a literal one: the parameter still follows it as data.
+    compiled = compile_where("name LIKE 'a\\\\\\\\${c}'", {"c": "%"}, [TABLE])
+    assert compiled.params == ("a\\\\\\%",)
 
 
 def test_keywords_are_read_in_any_case() -> None:

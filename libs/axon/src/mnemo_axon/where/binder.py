@@ -5,6 +5,11 @@ value is inserted as text and never scanned again, so a value containing `'`, `$
 nothing but the text of the string it lands in. A reference the parameters do not provide is an
 error, never left in place.
 
+A parameter is data, never pattern syntax: in a `LIKE` value the interpolated text is escaped
+(`\\` → `\\\\`, `%` → `\\%`, `_` → `\\_`; the SQL says `ESCAPE '\\'`), so wildcards come only from the
+filter's own text. Literal text just before a reference may not end with the escape character, or it
+would escape the first character of the parameter's text.
+
 Every parameter becomes text; the column's type later turns the text into a typed bind value.
 Scalars are written the way that conversion reads them back: str as is, bool as true/false, numbers
 by `str`/`repr`, UUIDs in canonical form, dates and datetimes in ISO 8601; objects and lists as JSON
@@ -20,7 +25,15 @@ from datetime import date, datetime
 from decimal import Decimal
 
 from mnemo_axon.errors import TypeMismatchError, UnboundParameterError
-from mnemo_axon.where.syntax import Condition, Filter, ParameterRef, StringValue, TextPart
+from mnemo_axon.where.syntax import (
+    Condition,
+    Filter,
+    Operator,
+    ParameterRef,
+    StringValue,
+    TextPart,
+    ends_with_like_escape,
+)
 
 
 def bind_filter(parsed: Filter, params: Mapping[str, object], source: str = "") -> Filter:
@@ -32,7 +45,7 @@ def bind_filter(parsed: Filter, params: Mapping[str, object], source: str = "") 
     for condition in parsed.conditions:
         value = condition.value
         if isinstance(value, StringValue) and not value.is_bound:
-            value = _bind_string(value, params, source)
+            value = _bind_string(value, params, source, like=condition.operator is Operator.LIKE)
         conditions.append(
             Condition(
                 column=condition.column,
@@ -45,15 +58,34 @@ def bind_filter(parsed: Filter, params: Mapping[str, object], source: str = "") 
     return Filter(tuple(conditions), parsed.connectors)
 
 
-def _bind_string(value: StringValue, params: Mapping[str, object], source: str) -> StringValue:
+def _bind_string(
+    value: StringValue, params: Mapping[str, object], source: str, *, like: bool
+) -> StringValue:
     pieces: list[str] = []
-    for part in value.parts:
+    for index, part in enumerate(value.parts):
         if isinstance(part, TextPart):
             pieces.append(part.text)
-        else:
-            pieces.append(_parameter_text(part, params, source))
+            continue
+        text = _parameter_text(part, params, source)
+        if like:
+            previous = value.parts[index - 1] if index else None
+            if isinstance(previous, TextPart) and ends_with_like_escape(previous.text):
+                raise TypeMismatchError(
+                    f"the LIKE pattern's text before ${{{part.name}}} ends with an unescaped "
+                    "backslash (the escape character), which would escape the parameter's first "
+                    "character; write \\\\ for a literal backslash",
+                    part.position,
+                    source,
+                )
+            text = escape_like(text)
+        pieces.append(text)
     text = "".join(pieces)
     return StringValue((TextPart(text),) if text else (), value.position)
+
+
+def escape_like(text: str) -> str:
+    """`text` as a LIKE pattern that matches exactly `text` (with `ESCAPE '\\'`)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _lookup(reference: ParameterRef, params: Mapping[str, object], source: str) -> object:

@@ -3,7 +3,7 @@
 The SQL text is built only from: double-quoted column names that passed the filter grammar and
 exist in every table; the operator's own spelling; `$N::<type>` placeholders whose type comes from
 the declarations; `IS [NOT] NULL`; and `now() ± interval '<int> <unit>'` from a parsed integer and
-the closed unit list. No value text ever reaches it: the SQL depends on the filter's structure and
+the closed unit list; `LIKE` with `ESCAPE '\\'`. No value text ever reaches it: the SQL depends on the filter's structure and
 the column types only.
 """
 
@@ -40,6 +40,7 @@ from mnemo_axon.where.syntax import (
     Operator,
     StringValue,
     TimeValue,
+    ends_with_like_escape,
 )
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
@@ -242,6 +243,10 @@ class _Renderer:
             [condition.column, operator.value, "value", axon_type.value, canonical_value(converted)]
         )
         placeholder = f"${self._first_index + len(self.params) - 1}::{axon_type.postgres}"
+        if operator is Operator.LIKE:
+            # The escape character is stated, never left to a server setting: the binder escaped
+            # every interpolated `\\`, `%` and `_` with it.
+            return f"{column} LIKE {placeholder} ESCAPE '\\'"
         return f"{column} {operator.value} {placeholder}"
 
     def _convert(self, condition: Condition, axon_type: AxonType) -> object:
@@ -255,7 +260,7 @@ class _Renderer:
                         self._source,
                     )
                 converted = value_from_text(value.text, axon_type)
-                if condition.operator is Operator.LIKE and _ends_with_escape(value.text):
+                if condition.operator is Operator.LIKE and ends_with_like_escape(value.text):
                     raise ValueConversionError(
                         "a LIKE pattern cannot end with an unescaped backslash "
                         "(the escape character); write \\\\ for a literal backslash"
@@ -268,8 +273,3 @@ class _Renderer:
         except ValueConversionError as error:
             raise self._mismatch(condition, axon_type, str(error)) from None
         raise AssertionError(f"unexpected value {value!r}")  # NULL and time are handled above
-
-
-def _ends_with_escape(pattern: str) -> bool:
-    trailing = len(pattern) - len(pattern.rstrip("\\"))
-    return trailing % 2 == 1

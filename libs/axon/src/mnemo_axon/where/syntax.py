@@ -148,3 +148,9 @@ class Filter:
             else:
                 groups.append([condition])
         return tuple(tuple(group) for group in groups)
+
+
+def ends_with_like_escape(pattern: str) -> bool:
+    """True when `pattern` ends with an unescaped backslash, the LIKE escape character."""
+    trailing = len(pattern) - len(pattern.rstrip("\\"))
+    return trailing % 2 == 1
