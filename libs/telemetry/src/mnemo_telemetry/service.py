@@ -1,0 +1,97 @@
+"""The process around a service: probes over HTTP, start, wait for SIGTERM, stop in order.
+
+    runtime = ServiceRuntime(name="ingest", port=8081, start=..., stop=..., checks=...)
+    raise SystemExit(asyncio.run(runtime.run()))
+
+On SIGTERM (or SIGINT) `stopping` is set first (consumers stop retrying and leave uncommitted
+what they have not finished, `/readyz` turns 503), then `stop` runs (stop the broker, which
+waits for the batch in hand and commits it; stop background tasks; close pools) within
+`stop_timeout`, then the HTTP server closes and `run` returns 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Awaitable, Callable, Generator, Mapping
+from dataclasses import dataclass, field
+
+import structlog
+import uvicorn
+from fastapi import FastAPI
+
+from mnemo_telemetry.probes import ReadinessCheck, probe_app
+
+log = structlog.get_logger("mnemo_telemetry.service")
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its own signal handling: the runtime owns SIGTERM."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        yield
+
+
+@dataclass
+class ServiceRuntime:
+    name: str
+    port: int
+    start: Callable[[], Awaitable[None]]
+    stop: Callable[[], Awaitable[None]]
+    checks: Mapping[str, ReadinessCheck] = field(default_factory=dict)
+    host: str = "127.0.0.1"
+    stopping: asyncio.Event = field(default_factory=asyncio.Event)
+    app: FastAPI | None = None
+    """The service's own HTTP app (it must include `probe_router`); a probe-only app otherwise."""
+    stop_timeout: float = 9.0
+
+    async def run(self) -> int:
+        """Serve until SIGTERM/SIGINT; returns the process exit code."""
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self._on_signal, sig)
+        app = self.app or probe_app(self.name, self.checks, self.stopping)
+        server = _Server(
+            uvicorn.Config(
+                app,
+                host=self.host,
+                port=self.port,
+                log_config=None,
+                lifespan="off",
+                access_log=False,
+            )
+        )
+        serving = asyncio.create_task(server.serve())
+        while not server.started:
+            if serving.done():
+                log.error("http_failed", port=self.port, error=repr(serving.exception()))
+                return 1
+            await asyncio.sleep(0.02)
+        log.info("http_listening", host=self.host, port=self.port)
+        code = 0
+        try:
+            await self.start()
+            log.info("started")
+            await self.stopping.wait()
+        except Exception as error:
+            log.exception("start_failed", error=repr(error))
+            code = 1
+            self.stopping.set()
+        try:
+            await asyncio.wait_for(self.stop(), self.stop_timeout)
+            log.info("stopped")
+        except TimeoutError:
+            log.error("stop_timed_out", seconds=self.stop_timeout)
+            code = code or 1
+        except Exception as error:
+            log.exception("stop_failed", error=repr(error))
+            code = code or 1
+        server.should_exit = True
+        await serving
+        return code
+
+    def _on_signal(self, sig: signal.Signals) -> None:
+        log.info("signal", signal=sig.name)
+        self.stopping.set()
