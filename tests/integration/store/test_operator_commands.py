@@ -20,8 +20,8 @@ from typing import Any
 
 import asyncpg
 import pytest
-from mnemo_cli.commands.apply import OWNER_URL_VARIABLE
 from mnemo_cli.main import main
+from mnemo_cli.owner_connection import OWNER_URL_VARIABLE
 from mnemo_store.identifiers import store_table
 
 DECLARATIONS = """
@@ -249,6 +249,30 @@ def test_a_second_tenant_with_the_same_name_is_a_one_line_error(mnemo: Any, name
     assert "already exists" in again.err
 
 
+def test_tenant_list_json_is_an_array_holding_the_new_tenant(mnemo: Any, names: Names) -> None:
+    name = f"operator-test-{names.suffix}"
+    names.tenants.append(name)
+    tenant_id = mnemo("tenant", "create", name).out.strip()
+    listing = mnemo("tenant", "list", "--json")
+    assert listing.code == 0, listing.err
+    rows = json.loads(listing.out)
+    mine = [row for row in rows if row["name"] == name]
+    assert mine == [{"tenant_id": tenant_id, "name": name, "created_at": mine[0]["created_at"]}]
+    assert mine[0]["created_at"].endswith("+00:00")
+
+
+def test_a_name_that_breaks_the_rule_is_a_usage_error_and_creates_nothing(
+    mnemo: Any, names: Names
+) -> None:
+    name = f"Operator-Test-{names.suffix}"
+    refused = mnemo("tenant", "create", name)
+    assert refused.code == 2
+    assert refused.out == ""
+    assert refused.err.count("\n") == 1
+    assert "lower-case letters a-z" in refused.err
+    assert sql(names.dsn, "SELECT 1 FROM mnemo.tenants WHERE lower(name) = lower($1)", name) == []
+
+
 # ------------------------------------------------------------------------------------ corpora
 
 
@@ -323,11 +347,13 @@ def test_an_unreachable_database_is_a_one_line_error(
 def test_a_malformed_database_url_is_a_one_line_error(
     mnemo: Any, names: Names, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(OWNER_URL_VARIABLE, "not a url")
-    outcome = mnemo("corpus", "list")
-    assert outcome.code != 0
-    assert outcome.err.count("\n") == 1
-    assert "cannot connect to the database" in outcome.err
+    for url in ("not a url", "postgresql://owner:secret@127.0.0.1:port/mnemo"):
+        monkeypatch.setenv(OWNER_URL_VARIABLE, url)
+        outcome = mnemo("corpus", "list")
+        assert outcome.code == 2
+        assert outcome.err.count("\n") == 1
+        assert "is not a usable PostgreSQL URL" in outcome.err
+        assert "secret" not in outcome.err
 
 
 def test_the_application_role_in_place_of_the_owner_is_a_one_line_error(

@@ -13,25 +13,19 @@ files and a newly registered corpus is a draft until `mnemo corpus publish`.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import asyncpg
 from mnemo_axon import check_sources
-from mnemo_store import StoreError
 from mnemo_store.applier import ApplyReport, apply_deployment
 
 from mnemo_cli.axon_files import print_diagnostics, read_axon_files
-from mnemo_cli.errors import CliError
+from mnemo_cli.owner_connection import with_owner
 
-OWNER_URL_VARIABLE = "MNEMO_OWNER_DATABASE_URL"
 GATEWAY_URL_VARIABLE = "MNEMO_GATEWAY_URL"
 DEFAULT_GATEWAY_URL = "http://127.0.0.1:8080"
-
-_Result = TypeVar("_Result")
 
 
 def register(subparsers: Any) -> None:  # argparse's subparsers action has no public type
@@ -54,60 +48,6 @@ def register(subparsers: Any) -> None:  # argparse's subparsers action has no pu
         f"(default: ${GATEWAY_URL_VARIABLE} or {DEFAULT_GATEWAY_URL})",
     )
     parser.set_defaults(func=run)
-
-
-def owner_dsn() -> str:
-    """The owner role's database URL, or a CliError saying how to provide it."""
-    dsn = os.environ.get(OWNER_URL_VARIABLE, "").strip()
-    if not dsn:
-        raise CliError(
-            f"{OWNER_URL_VARIABLE} is not set: this command runs as the owner role, e.g. "
-            f"{OWNER_URL_VARIABLE}=postgresql://mnemo_owner:PASSWORD@127.0.0.1:25432/mnemo "
-            "(`make up` exports it for the local stack)"
-        )
-    return dsn
-
-
-def with_owner(work: Callable[[asyncpg.Connection], Awaitable[_Result]]) -> _Result:
-    """Run `work` on one owner connection; connection and store errors become one-line CliErrors."""
-
-    async def main() -> _Result:
-        dsn = owner_dsn()
-        try:
-            connection = await asyncpg.connect(dsn)
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as error:
-            # ValueError and InterfaceError: a malformed URL (never echoed: it holds a password).
-            raise CliError(
-                f"cannot connect to the database at {OWNER_URL_VARIABLE} as the owner role: "
-                f"{_one_line(error)}; is it running (`make up`) and is the URL right?"
-            ) from None
-        try:
-            return await work(connection)
-        except StoreError as error:
-            raise CliError(str(error), exit_code=1) from None
-        except asyncpg.InsufficientPrivilegeError as error:
-            raise CliError(
-                f"the role of {OWNER_URL_VARIABLE} may not do this ({_one_line(error)}): operator "
-                "commands run as the owner role (mnemo_owner), not the application role",
-                exit_code=1,
-            ) from None
-        except (asyncpg.UndefinedTableError, asyncpg.InvalidSchemaNameError) as error:
-            raise CliError(
-                f"the database at {OWNER_URL_VARIABLE} has no Mnemo system tables "
-                f"({_one_line(error)}): run the migrations first "
-                "(`uv run alembic -c migrations/alembic.ini upgrade head`)",
-                exit_code=1,
-            ) from None
-        except asyncpg.PostgresError as error:
-            raise CliError(f"the database refused: {_one_line(error)}", exit_code=1) from None
-        finally:
-            await connection.close()
-
-    return asyncio.run(main())
-
-
-def _one_line(error: BaseException) -> str:
-    return " ".join(str(error).split()) or type(error).__name__
 
 
 def run(args: argparse.Namespace) -> int:

@@ -25,7 +25,7 @@ from mnemo_store.registry import (
     set_corpus_status,
 )
 
-from mnemo_cli.commands.apply import with_owner
+from mnemo_cli.owner_connection import with_owner
 
 
 def register(subparsers: Any) -> None:  # argparse's subparsers action has no public type

@@ -58,7 +58,11 @@ class UnknownTenantError(StoreError):
 
 
 class DuplicateTenantError(StoreError):
-    """A tenant name that is already taken."""
+    """A tenant name that is already taken (names are unique ignoring case)."""
+
+
+class InvalidTenantNameError(StoreError, ValueError):
+    """A tenant name that breaks the rule `mnemo_store.registry.TENANT_NAME_PATTERN` states."""
 
 
 class UnknownCorpusError(StoreError):

@@ -4,6 +4,12 @@ Deployment-wide rows (`mnemo.tenants`, `mnemo.corpora`, `mnemo.routes`) have no 
 application role may only read them. These functions take an owner connection; the CLI opens it
 from MNEMO_OWNER_DATABASE_URL.
 
+Tenant names follow one rule, stated here and nowhere else: `TENANT_NAME_PATTERN`, 1 to 63
+characters of lower-case ASCII letters, digits, `-` and `_`, starting with a letter or digit, unique
+ignoring case. So a name never holds a control character, an ANSI escape, a space or a homoglyph,
+and `Acme` and `acme` cannot both exist. The database enforces the same rule (migration
+0005_tenant_names); `mnemo tenant create` checks it first to say what would be right.
+
 Route lint (CORPUS.md part A) is the pure `lint_routes`: every id in an active route's scope must
 name a registered corpus that is published, whatever the route's mode. `mnemo apply` reports its
 findings; deprecating a corpus an active route scopes is refused unless forced.
@@ -12,6 +18,7 @@ findings; deprecating a corpus an active route scopes is refused unless forced.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -24,8 +31,16 @@ from mnemo_store.errors import (
     CorpusInUseError,
     CorpusStatusError,
     DuplicateTenantError,
+    InvalidTenantNameError,
     UnknownCorpusError,
 )
+
+TENANT_NAME_PATTERN: Final = "[a-z0-9][a-z0-9_-]{0,62}"
+TENANT_NAME_RULE: Final = (
+    "1 to 63 characters: lower-case letters a-z, digits, '-' and '_', starting with a letter or "
+    "a digit (e.g. 'acme-corp')"
+)
+_TENANT_NAME: Final = re.compile(TENANT_NAME_PATTERN)
 
 STATUSES: Final = ("draft", "published", "deprecated")
 Status = Literal["draft", "published", "deprecated"]
@@ -83,10 +98,31 @@ class StatusChange:
         return self.before != self.after
 
 
+def is_tenant_name(name: str) -> bool:
+    """True when `name` follows the tenant-name rule."""
+    return _TENANT_NAME.fullmatch(name) is not None
+
+
+def check_tenant_name(name: str) -> str:
+    """`name` if it is a valid tenant name, else InvalidTenantNameError saying what would be."""
+    if not is_tenant_name(name):
+        raise InvalidTenantNameError(
+            f"tenant name {shown_name(name)} is not allowed: a tenant name has {TENANT_NAME_RULE}"
+        )
+    return name
+
+
+def shown_name(name: str, limit: int = 80) -> str:
+    """`name` quoted for a message or a listing: control characters and escapes made visible, cut
+    at `limit` characters, so a stored name can never forge a line of output."""
+    if is_tenant_name(name):
+        return f"'{name}'"
+    return ascii(name[:limit]) + ("..." if len(name) > limit else "")
+
+
 async def create_tenant(connection: asyncpg.Connection, name: str) -> Tenant:
-    """A new tenant called `name` (names are unique, 1 to 200 characters)."""
-    if not 1 <= len(name) <= 200:
-        raise ValueError(f"a tenant name has 1 to 200 characters, got {len(name)}")
+    """A new tenant called `name` (see `TENANT_NAME_PATTERN`; unique ignoring case)."""
+    check_tenant_name(name)
     try:
         row = await connection.fetchrow(
             "INSERT INTO mnemo.tenants (name) VALUES ($1) RETURNING tenant_id, name, created_at",
@@ -94,7 +130,8 @@ async def create_tenant(connection: asyncpg.Connection, name: str) -> Tenant:
         )
     except asyncpg.UniqueViolationError:
         raise DuplicateTenantError(
-            f"a tenant named {name!r} already exists; choose another name (`mnemo tenant list`)"
+            f"a tenant named '{name}' already exists (names are unique ignoring case); choose "
+            "another name (`mnemo tenant list` shows them)"
         ) from None
     assert row is not None  # INSERT … RETURNING returns the row it inserted
     return Tenant(row["tenant_id"], row["name"], row["created_at"])
