@@ -1,0 +1,330 @@
+"""OpenTelemetry tracing for a service: one tracer provider per process, OTLP export, W3C propagation,
+and the spans Mnemo's work is made of, with fixed names and attribute keys.
+
+    tracing = configure_tracing("navigator", settings.otlp_endpoint)   # in create_app(), once
+    ...
+    with navigate_span(tenant=t, corpus=c, mode="axon") as span:
+        result = ...
+        span.set(graph_documents=n, graph_edges=m, cache="hit", epr_iterations=k, hits=len(h))
+    ...
+    tracing.shutdown()                                                  # on the way out
+
+One instrumentation per library: Kafka spans come from the events runtime (`consumer_span` /
+`producer_span` here give them their names), SQL spans from the store (`sql_span`), HTTP server
+spans from `http_server_span`. Nothing here instruments a library automatically, so no hop is traced
+twice. With no endpoint the spans still exist (their ids go into the log lines and onto the wire)
+but are exported nowhere.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from typing import Literal
+
+from opentelemetry import context as otel_context
+from opentelemetry import propagate, trace
+from opentelemetry.baggage.propagation import W3CBaggagePropagator
+from opentelemetry.propagators.composite import CompositePropagator
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+from mnemo_telemetry.errors import TelemetryConfigError
+
+INSTRUMENTATION_NAME = "mnemo"
+OTLP_TRACES_PATH = "/v1/traces"
+
+AttributeValue = str | bool | int | float
+CacheResult = Literal["hit", "miss", "refresh"]
+
+# Attribute keys: OpenTelemetry's semantic conventions where one exists, `mnemo.*` otherwise.
+TENANT = "mnemo.tenant"
+CORPUS = "mnemo.corpus"
+STORE = "mnemo.store"
+EVENT_ID = "mnemo.event_id"
+MODE = "mnemo.navigate.mode"
+GRAPH_DOCUMENTS = "mnemo.graph.documents"
+GRAPH_EDGES = "mnemo.graph.edges"
+CACHE_RESULT = "mnemo.graph.cache"
+CACHE_HIT = "mnemo.graph.cache_hit"
+EPR_ITERATIONS = "mnemo.epr.iterations"
+HITS_RETURNED = "mnemo.hits.returned"
+EDGES_PROPOSED = "mnemo.edges.proposed"
+AUDIT_SEQ = "mnemo.audit.seq"
+MESSAGING_SYSTEM = "messaging.system"
+MESSAGING_DESTINATION = "messaging.destination.name"
+MESSAGING_OPERATION = "messaging.operation.type"
+MESSAGING_PARTITION = "messaging.destination.partition.id"
+MESSAGING_OFFSET = "messaging.kafka.offset"
+DB_SYSTEM = "db.system.name"
+DB_OPERATION = "db.operation.name"
+DB_COLLECTION = "db.collection.name"
+HTTP_METHOD = "http.request.method"
+HTTP_ROUTE = "http.route"
+HTTP_STATUS = "http.response.status_code"
+
+
+@dataclass(frozen=True)
+class Tracing:
+    """What `configure_tracing` installed: the provider, and how to flush and stop it."""
+
+    service: str
+    endpoint: str | None
+    provider: TracerProvider
+
+    def tracer(self) -> trace.Tracer:
+        return self.provider.get_tracer(INSTRUMENTATION_NAME)
+
+    def force_flush(self, timeout_millis: int = 5_000) -> bool:
+        return self.provider.force_flush(timeout_millis)
+
+    def shutdown(self) -> None:
+        """Export what is buffered and stop; call once when the service stops."""
+        self.provider.shutdown()
+
+
+_lock = threading.Lock()
+_current: Tracing | None = None
+
+
+def traces_url(endpoint: str) -> str:
+    """The OTLP/HTTP traces URL for a collector base URL (`http://host:4318` → `…/v1/traces`)."""
+    cleaned = endpoint.strip().rstrip("/")
+    if not cleaned.startswith(("http://", "https://")):
+        raise TelemetryConfigError(
+            f"OTLP endpoint {endpoint!r} must be an http:// or https:// URL, e.g. http://127.0.0.1:4318"
+        )
+    if cleaned.endswith(OTLP_TRACES_PATH):
+        return cleaned
+    return cleaned + OTLP_TRACES_PATH
+
+
+def configure_tracing(
+    service: str,
+    endpoint: str | None,
+    *,
+    version: str = "0.1.0",
+    environment: str | None = None,
+    processor: SpanProcessor | None = None,
+) -> Tracing:
+    """Install this process's tracer provider; call it from `create_app()` only.
+
+    `service` becomes `service.name` (`mnemo-<service>`); `endpoint` is the OTLP/HTTP collector base
+    URL from the service's settings (None exports nothing). `processor` replaces the OTLP exporter
+    (tests pass a `SimpleSpanProcessor(InMemorySpanExporter())`). The W3C `traceparent` and
+    `baggage` propagators are installed for HTTP and Kafka headers.
+
+    OpenTelemetry lets a process set its global provider once: the first call sets it, and a later
+    call (tests building several apps) replaces the provider Mnemo's span helpers use.
+    """
+    global _current
+    if not service:
+        raise TelemetryConfigError("configure_tracing needs the service's name")
+    attributes: dict[str, AttributeValue] = {
+        "service.name": f"mnemo-{service}",
+        "service.namespace": "mnemo",
+        "service.version": version,
+    }
+    if environment:
+        attributes["deployment.environment.name"] = environment
+    provider = TracerProvider(resource=Resource.create(attributes))
+    if processor is not None:
+        provider.add_span_processor(processor)
+    elif endpoint:
+        provider.add_span_processor(BatchSpanProcessor(_otlp_exporter(traces_url(endpoint))))
+    propagate.set_global_textmap(
+        CompositePropagator([TraceContextTextMapPropagator(), W3CBaggagePropagator()])
+    )
+    configured = Tracing(service=service, endpoint=endpoint, provider=provider)
+    with _lock:
+        if _current is None:
+            trace.set_tracer_provider(provider)
+        _current = configured
+    return configured
+
+
+def _otlp_exporter(url: str) -> SpanExporter:
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    return OTLPSpanExporter(endpoint=url, timeout=5)
+
+
+def tracer() -> trace.Tracer:
+    """Mnemo's tracer: the configured provider's, or the API's no-op one before configuration."""
+    current = _current
+    if current is None:
+        return trace.get_tracer(INSTRUMENTATION_NAME)
+    return current.tracer()
+
+
+class SpanHandle:
+    """A started span with typed setters for Mnemo's attributes (results known only at the end)."""
+
+    __slots__ = ("span",)
+
+    def __init__(self, span: Span) -> None:
+        self.span = span
+
+    def set(self, **attributes: AttributeValue | None) -> None:
+        """Set attributes by their short names (see `SHORT_NAMES`); None values are skipped."""
+        for short, value in attributes.items():
+            if value is None:
+                continue
+            key = SHORT_NAMES.get(short)
+            if key is None:
+                raise TelemetryConfigError(
+                    f"unknown span attribute {short!r}; known: {', '.join(sorted(SHORT_NAMES))}"
+                )
+            self.span.set_attribute(key, value)
+            if short == "cache":
+                self.span.set_attribute(CACHE_HIT, value == "hit")
+
+    def fail(self, reason: str) -> None:
+        """Mark the span failed with a reason (for outcomes that are not exceptions: a 4xx, a DLT)."""
+        self.span.set_status(Status(StatusCode.ERROR, reason))
+
+    @property
+    def trace_id(self) -> str | None:
+        span_context = self.span.get_span_context()
+        return format(span_context.trace_id, "032x") if span_context.is_valid else None
+
+
+SHORT_NAMES: Mapping[str, str] = {
+    "tenant": TENANT,
+    "corpus": CORPUS,
+    "store": STORE,
+    "event_id": EVENT_ID,
+    "mode": MODE,
+    "graph_documents": GRAPH_DOCUMENTS,
+    "graph_edges": GRAPH_EDGES,
+    "cache": CACHE_RESULT,
+    "epr_iterations": EPR_ITERATIONS,
+    "hits": HITS_RETURNED,
+    "edges_proposed": EDGES_PROPOSED,
+    "audit_seq": AUDIT_SEQ,
+    "partition": MESSAGING_PARTITION,
+    "offset": MESSAGING_OFFSET,
+    "status": HTTP_STATUS,
+}
+
+
+@contextmanager
+def mnemo_span(
+    name: str,
+    *,
+    kind: SpanKind = SpanKind.INTERNAL,
+    parent: otel_context.Context | None = None,
+    **attributes: AttributeValue | None,
+) -> Iterator[SpanHandle]:
+    """A span named `name`, current while the block runs; an exception ends it as an error."""
+    with tracer().start_as_current_span(name, context=parent, kind=kind) as span:
+        handle = SpanHandle(span)
+        handle.set(**attributes)
+        yield handle
+
+
+# The spans the work is made of. Each is a context manager yielding a SpanHandle.
+
+
+def persist_span(
+    *, tenant: str, store: str, event_id: str | None = None
+) -> AbstractContextManager[SpanHandle]:
+    """Ingest writing one persisted row (a document or an edge) and its outbox record."""
+    return mnemo_span("mnemo.persist", tenant=tenant, store=store, event_id=event_id)
+
+
+def classify_span(
+    *, tenant: str, corpus: str, event_id: str | None = None
+) -> AbstractContextManager[SpanHandle]:
+    """The edge classifier turning one persisted document into edge rows (set `edges_proposed`)."""
+    return mnemo_span("mnemo.classify", tenant=tenant, corpus=corpus, event_id=event_id)
+
+
+def navigate_span(*, tenant: str, corpus: str, mode: str) -> AbstractContextManager[SpanHandle]:
+    """One navigation; set `graph_documents`, `graph_edges`, `cache`, `epr_iterations`, `hits`."""
+    return mnemo_span("mnemo.navigate", tenant=tenant, corpus=corpus, mode=mode)
+
+
+def retrieve_span(*, tenant: str, corpus: str) -> AbstractContextManager[SpanHandle]:
+    """One top-k retrieval; set `hits` (and `cache` when a cached graph served it)."""
+    return mnemo_span("mnemo.retrieve", tenant=tenant, corpus=corpus)
+
+
+def audit_append_span(
+    *, tenant: str, event_id: str | None = None
+) -> AbstractContextManager[SpanHandle]:
+    """The audit service appending one link to a tenant's hash chain; set `audit_seq`."""
+    return mnemo_span("mnemo.audit.append", tenant=tenant, event_id=event_id)
+
+
+@contextmanager
+def sql_span(
+    operation: str, table: str | None = None, *, tenant: str | None = None
+) -> Iterator[SpanHandle]:
+    """One SQL statement or unit of work against Postgres (the store's only instrumentation)."""
+    name = f"{operation} {table}" if table else operation
+    with mnemo_span(name, kind=SpanKind.CLIENT, tenant=tenant) as handle:
+        handle.span.set_attribute(DB_SYSTEM, "postgresql")
+        handle.span.set_attribute(DB_OPERATION, operation)
+        if table:
+            handle.span.set_attribute(DB_COLLECTION, table)
+        yield handle
+
+
+@contextmanager
+def producer_span(topic: str, *, tenant: str | None = None) -> Iterator[SpanHandle]:
+    """Publishing to a topic; inject the headers (`mnemo_events.tracing.outgoing_headers`) inside."""
+    with mnemo_span(f"send {topic}", kind=SpanKind.PRODUCER, tenant=tenant) as handle:
+        handle.span.set_attribute(MESSAGING_SYSTEM, "kafka")
+        handle.span.set_attribute(MESSAGING_DESTINATION, topic)
+        handle.span.set_attribute(MESSAGING_OPERATION, "send")
+        yield handle
+
+
+@contextmanager
+def consumer_span(
+    topic: str,
+    parent: otel_context.Context | None,
+    *,
+    tenant: str | None = None,
+    partition: int | None = None,
+    offset: int | None = None,
+) -> Iterator[SpanHandle]:
+    """Processing one consumed message, as a child of the producer's context (from its headers)."""
+    with mnemo_span(
+        f"process {topic}",
+        kind=SpanKind.CONSUMER,
+        parent=parent,
+        tenant=tenant,
+        partition=str(partition) if partition is not None else None,
+        offset=offset,
+    ) as handle:
+        handle.span.set_attribute(MESSAGING_SYSTEM, "kafka")
+        handle.span.set_attribute(MESSAGING_DESTINATION, topic)
+        handle.span.set_attribute(MESSAGING_OPERATION, "process")
+        yield handle
+
+
+@contextmanager
+def http_server_span(
+    method: str, route: str, headers: Mapping[str, str], *, tenant: str | None = None
+) -> Iterator[SpanHandle]:
+    """Serving one HTTP request, continuing the caller's `traceparent`; set `status` at the end."""
+    parent = propagate.extract({name.lower(): value for name, value in headers.items()})
+    with mnemo_span(
+        f"{method} {route}", kind=SpanKind.SERVER, parent=parent, tenant=tenant
+    ) as handle:
+        handle.span.set_attribute(HTTP_METHOD, method)
+        handle.span.set_attribute(HTTP_ROUTE, route)
+        yield handle
+
+
+def current_trace_id() -> str | None:
+    """The 32-hex trace id of the current span, or None outside any span."""
+    span_context = trace.get_current_span().get_span_context()
+    return format(span_context.trace_id, "032x") if span_context.is_valid else None
