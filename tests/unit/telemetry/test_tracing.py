@@ -159,3 +159,17 @@ def test_every_contract_metric_is_registered_under_its_documented_name_and_type(
             assert families.get(name.removesuffix("_total")) == "counter", name
         else:
             assert families.get(name) in {"histogram", "gauge"}, name
+
+
+def test_the_endpoint_comes_from_the_shared_environment_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MNEMO_OTLP_ENDPOINT", "http://127.0.0.1:4318")
+    monkeypatch.setenv("MNEMO_DEPLOYMENT_ENVIRONMENT", "ci")
+    configured = tracing.configure_tracing_from("audit", tracing.TracingSettings())
+    try:
+        assert configured.endpoint == "http://127.0.0.1:4318"
+        assert configured.provider.resource.attributes["deployment.environment.name"] == "ci"
+        assert configured.provider.resource.attributes["service.name"] == "mnemo-audit"
+    finally:
+        configured.shutdown()

@@ -33,6 +33,7 @@ from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mnemo_telemetry.errors import TelemetryConfigError
 
@@ -67,6 +68,19 @@ DB_COLLECTION = "db.collection.name"
 HTTP_METHOD = "http.request.method"
 HTTP_ROUTE = "http.route"
 HTTP_STATUS = "http.response.status_code"
+
+
+class TracingSettings(BaseSettings):
+    """Where spans go, shared by every service: `MNEMO_OTLP_ENDPOINT` (an OTLP/HTTP collector base
+    URL such as `http://127.0.0.1:4318`; unset exports nothing) and `MNEMO_DEPLOYMENT_ENVIRONMENT`.
+
+    A service's settings hold one: `tracing: TracingSettings = Field(default_factory=TracingSettings)`.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="MNEMO_", frozen=True, extra="ignore")
+
+    otlp_endpoint: str | None = None
+    deployment_environment: str | None = None
 
 
 @dataclass(frozen=True)
@@ -146,6 +160,13 @@ def configure_tracing(
             trace.set_tracer_provider(provider)
         _current = configured
     return configured
+
+
+def configure_tracing_from(service: str, settings: TracingSettings) -> Tracing:
+    """`configure_tracing` with the endpoint and environment from a service's settings."""
+    return configure_tracing(
+        service, settings.otlp_endpoint, environment=settings.deployment_environment
+    )
 
 
 def _otlp_exporter(url: str) -> SpanExporter:
