@@ -218,7 +218,7 @@ def _trigger_step(store: StoreDecl, corpora: tuple[str, ...]) -> PlanStep:
     arguments = ", ".join("'" + corpus.replace("'", "''") + "'" for corpus in corpora)
     return PlanStep(
         f"bump the graph revision of {', '.join(corpora)} on every write to {store.name}",
-        f"CREATE OR REPLACE TRIGGER {REVISION_TRIGGER} AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE"
+        f"CREATE OR REPLACE TRIGGER {REVISION_TRIGGER} BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE"
         f" ON {store_table(store.name)} FOR EACH STATEMENT"
         f" EXECUTE FUNCTION mnemo.bump_graph_revision({arguments})",
     )
