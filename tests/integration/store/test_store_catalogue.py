@@ -72,15 +72,18 @@ async def test_the_audit_log_is_append_only(owner: asyncpg.Connection, app_dsn: 
     tenant = uuid.uuid4()
     app = await asyncpg.connect(app_dsn)
     try:
-        async with app.transaction():
-            await app.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
-            await app.execute(
-                "INSERT INTO mnemo.audit_log (axon_tenant, seq, event_id, kind, occurred_at,"
-                " payload, prev_hash, hash) VALUES ($1, 1, $2, 'test', now(), '{}', ''::bytea,"
-                " 'x'::bytea)",
+        # Only the audit role appends (migration 0007); the owner stands in for it here, and the
+        # database computes seq, prev_hash and hash itself.
+        async with owner.transaction():
+            await owner.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
+            await owner.execute(
+                "INSERT INTO mnemo.audit_log (axon_tenant, event_id, kind, occurred_at, payload,"
+                " producer) VALUES ($1, $2, 'test', now(), '{}', 'test')",
                 tenant,
                 uuid.uuid4(),
             )
+        async with app.transaction():
+            await app.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
             assert await app.fetchval("SELECT count(*) FROM mnemo.audit_log") == 1
         for statement in ("UPDATE mnemo.audit_log SET kind = 'x'", "DELETE FROM mnemo.audit_log"):
             with pytest.raises(asyncpg.InsufficientPrivilegeError):
