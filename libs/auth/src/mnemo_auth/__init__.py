@@ -14,6 +14,7 @@ from mnemo_auth.errors import (
 from mnemo_auth.tokens import (
     DEFAULT_AUDIENCE,
     DEFAULT_ISSUER,
+    DEVELOPMENT_SECRET,
     Principal,
     TokenKeys,
     TokenVerifier,
@@ -24,6 +25,7 @@ from mnemo_auth.tokens import (
 __all__ = [
     "DEFAULT_AUDIENCE",
     "DEFAULT_ISSUER",
+    "DEVELOPMENT_SECRET",
     "AuthError",
     "InsufficientScopeError",
     "InvalidTokenError",
