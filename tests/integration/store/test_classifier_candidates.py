@@ -1,0 +1,110 @@
+"""The edge classifier's reads, as its own role: candidates and key rarity, within tenant and scope."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+import pytest
+from mnemo_store import Scope, Store
+from mnemo_store.candidates import find_candidates, key_frequencies
+
+
+def _classifier_dsn(app_dsn: str) -> str:
+    given = os.environ.get("MNEMO_CLASSIFIER_DATABASE_URL")
+    if given:
+        return given
+    parts = urlsplit(app_dsn)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit(parts._replace(netloc=f"mnemo_classifier:mnemo_classifier@{host}"))
+
+
+@pytest.fixture(scope="module")
+async def classifier_store(app_dsn: str) -> AsyncIterator[Store]:
+    async with await Store.connect(_classifier_dsn(app_dsn), min_size=1, max_size=4) as opened:
+        yield opened
+
+
+def _scope(client: uuid.UUID) -> Scope:
+    return Scope("tenant_id == '${tenant_id}'", {"tenant_id": str(client)})
+
+
+async def test_candidates_come_only_from_the_documents_tenant_and_scope(
+    store: Store, classifier_store: Store, declare: Any, new_tenant: Any
+) -> None:
+    corpus = (await declare()).corpus
+    tenant, other_tenant = await new_tenant(), await new_tenant()
+    client, other_client = uuid.uuid4(), uuid.uuid4()
+    rows = {
+        (tenant, client): "mine",
+        (tenant, other_client): "neighbour",
+        (other_tenant, client): "stranger",
+    }
+    for (owner, end_client), label in rows.items():
+        async with store.tenant(owner) as tx:
+            await tx.insert_rows(
+                corpus.documents,
+                [
+                    {
+                        "id": uuid.uuid4(),
+                        "tenant_id": end_client,
+                        "title": f"Hilda Hilst {label} {k}",
+                        "body": "Hilda Hilst wrote poems in Campinas.",
+                    }
+                    for k in range(3)
+                ],
+            )
+    new_id = str(uuid.uuid4())
+    async with classifier_store.tenant(tenant, read_only=True) as tx:
+        found = await find_candidates(tx, corpus, new_id, ["Hilda Hilst"], 50, _scope(client))
+        counts = await key_frequencies(
+            tx, corpus, ["hilda hilst", "campinas", "lisbon"], _scope(client)
+        )
+        whole_tenant = await key_frequencies(tx, corpus, ["hilda hilst"])
+    assert len(found) == 3
+    assert all(" mine " in document.title for document in found)
+    assert counts == {"hilda hilst": 3, "campinas": 3, "lisbon": 0}
+    assert whole_tenant == {"hilda hilst": 6}
+
+
+async def test_the_new_document_is_never_its_own_candidate(
+    store: Store, classifier_store: Store, declare: Any, new_tenant: Any
+) -> None:
+    corpus = (await declare()).corpus
+    tenant, client, doc = await new_tenant(), uuid.uuid4(), uuid.uuid4()
+    async with store.tenant(tenant) as tx:
+        await tx.insert_rows(
+            corpus.documents,
+            [{"id": doc, "tenant_id": client, "title": "Zanzibar", "body": "Islands."}],
+        )
+    async with classifier_store.tenant(tenant, read_only=True) as tx:
+        assert await find_candidates(tx, corpus, str(doc), ["Zanzibar"], 10, _scope(client)) == []
+
+
+async def test_the_classifier_role_reads_stores_but_may_not_write_them(
+    classifier_store: Store, declare: Any, new_tenant: Any
+) -> None:
+    corpus = (await declare()).corpus
+    tenant = await new_tenant()
+    with pytest.raises(asyncpg.InsufficientPrivilegeError):
+        async with classifier_store.tenant(tenant) as tx:
+            await tx.insert_rows(
+                corpus.documents,
+                [{"id": uuid.uuid4(), "tenant_id": uuid.uuid4(), "title": "x", "body": None}],
+            )
+
+
+async def test_hostile_words_reach_the_full_text_query_only_as_tokens(
+    classifier_store: Store, declare: Any, new_tenant: Any
+) -> None:
+    corpus = (await declare()).corpus
+    tenant = await new_tenant()
+    words = ["') | !x & (", "foo:*", "a<->b", "'; DROP TABLE x; --"]
+    async with classifier_store.tenant(tenant, read_only=True) as tx:
+        assert await find_candidates(tx, corpus, "n", words, 10) == []
+        counts = await key_frequencies(tx, corpus, ["') | !x & (", "foo:* <-> bar"])
+    assert set(counts.values()) == {0}
