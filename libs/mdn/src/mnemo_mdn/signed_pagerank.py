@@ -152,16 +152,18 @@ def _channel(
     graph: CorpusGraph, polarity: Polarity, u: FloatArray, d: float, block_count: int
 ) -> _Channel:
     n = graph.n_documents
-    selected = graph.edge_polarity == polarity
-    source = graph.edge_source[selected]
-    target = graph.edge_target[selected]
-    weight = graph.edge_weight[selected]
+    # Indexes and `take` rather than boolean masks: a mask over millions of randomly mixed edges
+    # costs about eight times as much per column (measured, bench/README.md).
+    selected = np.flatnonzero(graph.edge_polarity == polarity)
+    source = graph.edge_source.take(selected)
+    target = graph.edge_target.take(selected)
+    weight = graph.edge_weight.take(selected)
     del selected
 
     # Weights are >= 1e-9, so the row sum of an edge's source is never zero. (bincount answers
     # integers when there is no edge at all, hence the cast.)
     out_weight = np.bincount(source, weights=weight, minlength=n).astype(np.float64, copy=False)
-    scaled = out_weight[source]  # becomes d·w/row sum in place: one array of edge length
+    scaled = out_weight.take(source)  # becomes d·w/row sum in place: one array of edge length
     np.divide(d, scaled, out=scaled)
     scaled *= weight
     del weight
@@ -179,21 +181,21 @@ def _channel(
     head = bounds[2]
     teleport = (1.0 - d) * u[order]
 
-    row = position[target]
+    row = position.take(target)
     del target
-    column = position[source]
+    column = position.take(source)
     del source
-    from_tail = column >= head
-    tail_rows, tail_scaled = row[from_tail], scaled[from_tail]
+    from_tail = np.flatnonzero(column >= head)
+    tail_rows, tail_scaled = row.take(from_tail), scaled.take(from_tail)
     from_tail_unit = np.bincount(tail_rows, weights=tail_scaled, minlength=head)
-    tail_scaled *= teleport[column[from_tail]]
+    tail_scaled *= teleport.take(column.take(from_tail))
     from_tail_teleport = np.bincount(tail_rows, weights=tail_scaled, minlength=head)
-    del tail_rows, tail_scaled
-    from_head = ~from_tail
+    del tail_rows, tail_scaled, from_tail
+    from_head = np.flatnonzero(column < head)
     coordinates = sp.coo_matrix(
-        (scaled[from_head], (row[from_head], column[from_head])), shape=(head, head)
+        (scaled.take(from_head), (row.take(from_head), column.take(from_head))), shape=(head, head)
     )
-    del scaled, row, column, from_head, from_tail
+    del scaled, row, column, from_head
     # Parallel edges add up (spec §2 step 2). The mat-vec sums duplicate entries by itself, so the
     # conversion may skip its canonicalising pass (a sort of every row), most of the build time.
     coordinates.has_canonical_format = True
@@ -309,8 +311,32 @@ def _advance(
     np.multiply(channel.from_tail_unit[start:stop], tail_shift, out=segment)
     segment += base[start:stop]
     segment += share
-    segment += block.matrix @ x
+    _add_product(block.matrix, x, segment)
     gap = difference[start:stop]
     np.subtract(segment, x[start:stop], out=gap)
     np.abs(gap, out=gap)
     return float(gap.sum())
+
+
+def _add_product_with_scipy(matrix: sp.csr_matrix, x: FloatArray, out: FloatArray) -> None:
+    """`out += matrix @ x` through the public operator (allocates the product)."""
+    out += matrix @ x
+
+
+def _add_product_in_place(matrix: sp.csr_matrix, x: FloatArray, out: FloatArray) -> None:
+    """`out += matrix @ x` with no allocation: scipy's CSR kernel adds each row's products to `out`.
+
+    The public `matrix @ x` allocates a zeroed result every pass; at a million documents that is
+    fresh pages the kernel must fault in, about a third of the pass (bench/README.md). The kernel
+    sums the same products in the same row order, starting from `out` instead of from zero.
+    """
+    rows, columns = matrix.shape
+    _csr_matvec(rows, columns, matrix.indptr, matrix.indices, matrix.data, x, out)
+
+
+try:  # scipy's compiled CSR kernels: private, stable for over a decade; the operator otherwise
+    from scipy.sparse._sparsetools import csr_matvec as _csr_matvec
+except ImportError:  # pragma: no cover - depends on the installed scipy
+    _add_product = _add_product_with_scipy
+else:
+    _add_product = _add_product_in_place

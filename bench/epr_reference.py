@@ -1,0 +1,308 @@
+"""Signed EPR as the engine computed it before the scaling work of issue 15: the benchmark's baseline.
+
+`mdn_bench.py` times it beside today's `mnemo_mdn.epr` in the same run and checks that both give the
+same vectors. The code is the engine's module as it was (only `epr` became `reference_epr`, without
+the memo); the engine never imports it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from concurrent.futures import Executor, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import scipy.sparse as sp
+from mnemo_mdn.graph import CorpusGraph, FloatArray, IndexArray
+from mnemo_mdn.params import DEFAULT_PARAMS, MdnParams
+from mnemo_mdn.relations import Polarity
+
+#: Added to every raw teleport entry so that no document has zero teleport mass (spec §2 step 1).
+TELEPORT_FLOOR: Final = 1e-9
+
+# From this many edges on, each pass is split into row blocks computed by parallel threads (scipy's
+# mat-vec and numpy's array loops release the GIL); below it a thread costs more than it saves.
+_PARALLEL_MIN_EDGES: Final = 200_000
+_MAX_BLOCKS: Final = 4
+# Rows are ordered by in-degree, bucketed at this value so the sort key fits 16 bits (radix sort).
+_DEGREE_BUCKETS: Final = 255
+# How many vector updates one matrix entry costs, when splitting a pass into blocks of equal work.
+_ENTRY_COST: Final = 3.0
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class EprResult:
+    """EPR vectors in document order; `iterations` is the positive channel's count (spec §2)."""
+
+    ids: tuple[str, ...]
+    epr: FloatArray
+    epr_plus: FloatArray
+    epr_minus: FloatArray
+    iterations: int
+    iterations_minus: int
+
+    def to_json(self) -> dict[str, object]:
+        """`{"epr": {id: x}, "epr_plus": {...}, "epr_minus": {...}, "iterations": n}`."""
+        return {
+            "epr": dict(zip(self.ids, self.epr.tolist(), strict=True)),
+            "epr_plus": dict(zip(self.ids, self.epr_plus.tolist(), strict=True)),
+            "epr_minus": dict(zip(self.ids, self.epr_minus.tolist(), strict=True)),
+            "iterations": self.iterations,
+        }
+
+
+def reference_epr(graph: CorpusGraph, params: MdnParams = DEFAULT_PARAMS) -> EprResult:
+    """Signed EPR of `graph` as computed before issue 15 (not memoised: every call computes)."""
+    return _compute(graph, params)
+
+
+def teleport_vector(raw: FloatArray) -> FloatArray:
+    """`f_k = max(raw_k, 0) + 1e-9`, divided by its sum (spec §2 step 1)."""
+    floored = np.maximum(raw, 0.0) + TELEPORT_FLOOR
+    result: FloatArray = floored / floored.sum()
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class _Block:
+    """Head positions `[start, stop)` of one pass and their matrix rows, computed by one thread."""
+
+    start: int
+    stop: int
+    matrix: sp.csr_matrix  # d·Pᵀ rows of these positions, columns: head positions
+
+
+@dataclass(frozen=True, slots=True)
+class _Channel:
+    """One polarity's iteration `next = (1 − d)·u + d·(dangling mass)/n + d·Pᵀ·x`, rearranged.
+
+    The channel orders its documents: first the *head*, documents with an incoming edge, by
+    decreasing in-degree (the mat-vec's inner loop then runs over predictably sized rows, about
+    twice as fast on heavy-tailed graphs); then the *tail*, documents without one. Within each,
+    documents with an outgoing edge come before dangling ones, so dangling mass sums two slices.
+
+    A tail document only ever receives `(1 − d)·u_i + share_t` (`share_t` = d·dangling mass/n of
+    pass t), so after the first pass the whole tail is `teleport + b` for one number `b`: it is not
+    stored, and its edges enter the head through two fixed vectors, `Pᵀ_tail·teleport_tail` and
+    `Pᵀ_tail·1`. Each pass then costs the head only; in exact arithmetic the iterates, the deltas
+    and hence the stop are those of the plain iteration.
+    """
+
+    n: int
+    damping: float
+    order: IndexArray  # order[p]: the document at position p
+    head: int  # positions [0, head) have incoming edges
+    teleport: FloatArray  # (1 − d)·u, in channel order
+    from_tail_teleport: FloatArray  # per head row: Σ over tail sources of d·P·teleport
+    from_tail_unit: FloatArray  # per head row: Σ over tail sources of d·P
+    head_dangling: slice
+    tail_dangling: slice
+    blocks: tuple[_Block, ...]  # tile the head
+
+
+def _compute(graph: CorpusGraph, params: MdnParams) -> EprResult:
+    n = graph.n_documents
+    if n == 0:
+        empty = np.zeros(0, dtype=np.float64)
+        return EprResult(graph.ids, empty, empty, empty, iterations=0, iterations_minus=0)
+    d = params.damping
+    u_plus = teleport_vector(1.0 / (graph.depth + 1.0))
+    u_minus = teleport_vector(graph.recency)
+    if graph.n_edges >= _PARALLEL_MIN_EDGES:
+        blocks = max(1, min(_MAX_BLOCKS, os.cpu_count() or 1))
+    else:
+        blocks = 1
+    if blocks == 1:
+        positive = _channel(graph, Polarity.POSITIVE, u_plus, d, blocks)
+        negative = _channel(graph, Polarity.NEGATIVE, u_minus, d, blocks)
+        plus, plus_iterations = _power_iteration(positive, params, None)
+        minus, minus_iterations = _power_iteration(negative, params, None)
+    else:
+        with ThreadPoolExecutor(blocks - 1, thread_name_prefix="mnemo-epr") as pool:
+            negative_build = pool.submit(_channel, graph, Polarity.NEGATIVE, u_minus, d, blocks)
+            positive = _channel(graph, Polarity.POSITIVE, u_plus, d, blocks)
+            negative = negative_build.result()
+            plus, plus_iterations = _power_iteration(positive, params, pool)
+            minus, minus_iterations = _power_iteration(negative, params, pool)
+
+    net = plus - params.distrust_penalty * minus
+    for vector in (plus, minus, net):
+        vector.setflags(write=False)
+    return EprResult(
+        ids=graph.ids,
+        epr=net,
+        epr_plus=plus,
+        epr_minus=minus,
+        iterations=plus_iterations,
+        iterations_minus=minus_iterations,
+    )
+
+
+def _channel(
+    graph: CorpusGraph, polarity: Polarity, u: FloatArray, d: float, block_count: int
+) -> _Channel:
+    n = graph.n_documents
+    selected = graph.edge_polarity == polarity
+    source = graph.edge_source[selected]
+    target = graph.edge_target[selected]
+    weight = graph.edge_weight[selected]
+    del selected
+
+    # Weights are >= 1e-9, so the row sum of an edge's source is never zero. (bincount answers
+    # integers when there is no edge at all, hence the cast.)
+    out_weight = np.bincount(source, weights=weight, minlength=n).astype(np.float64, copy=False)
+    scaled = out_weight[source]  # becomes d·w/row sum in place: one array of edge length
+    np.divide(d, scaled, out=scaled)
+    scaled *= weight
+    del weight
+
+    in_degree = np.bincount(target, minlength=n)
+    # One 16-bit key, sorted stably by radix sort in linear time: part (head or tail, with
+    # outgoing edges or dangling), then decreasing in-degree (bucketed at 255).
+    part = (in_degree == 0).astype(np.uint16) * 2 + (out_weight == 0.0)
+    key = part * 256 + (_DEGREE_BUCKETS - np.minimum(in_degree, _DEGREE_BUCKETS)).astype(np.uint16)
+    order = np.argsort(key, kind="stable")
+    del key, in_degree
+    position = np.empty(n, dtype=np.int32)
+    position[order] = np.arange(n, dtype=np.int32)
+    bounds = np.concatenate(([0], np.cumsum(np.bincount(part, minlength=4)))).tolist()
+    head = bounds[2]
+    teleport = (1.0 - d) * u[order]
+
+    row = position[target]
+    del target
+    column = position[source]
+    del source
+    from_tail = column >= head
+    tail_rows, tail_scaled = row[from_tail], scaled[from_tail]
+    from_tail_unit = np.bincount(tail_rows, weights=tail_scaled, minlength=head)
+    tail_scaled *= teleport[column[from_tail]]
+    from_tail_teleport = np.bincount(tail_rows, weights=tail_scaled, minlength=head)
+    del tail_rows, tail_scaled
+    from_head = ~from_tail
+    coordinates = sp.coo_matrix(
+        (scaled[from_head], (row[from_head], column[from_head])), shape=(head, head)
+    )
+    del scaled, row, column, from_head, from_tail
+    # Parallel edges add up (spec §2 step 2). The mat-vec sums duplicate entries by itself, so the
+    # conversion may skip its canonicalising pass (a sort of every row), most of the build time.
+    coordinates.has_canonical_format = True
+    matrix = coordinates.tocsr()
+    del coordinates
+    return _Channel(
+        n=n,
+        damping=d,
+        order=order,
+        head=head,
+        teleport=teleport,
+        from_tail_teleport=from_tail_teleport.astype(np.float64, copy=False),
+        from_tail_unit=from_tail_unit.astype(np.float64, copy=False),
+        head_dangling=slice(bounds[1], bounds[2]),
+        tail_dangling=slice(bounds[3], bounds[4]),
+        blocks=_blocks(matrix, block_count),
+    )
+
+
+def _blocks(matrix: sp.csr_matrix, count: int) -> tuple[_Block, ...]:
+    """Tile the head `[0, rows)` with at most `count` blocks of about equal work.
+
+    Work counts each position once (its vector updates) and each matrix entry a few times (a
+    random read of `x`). Each block's matrix is a view of the full matrix's arrays.
+    """
+    rows = matrix.shape[0]
+    if count == 1 or rows < count:
+        return (_Block(0, rows, matrix),)
+    indptr = matrix.indptr
+    work = indptr * _ENTRY_COST + np.arange(rows + 1)
+    cuts = np.searchsorted(work, np.arange(1, count) * (work[-1] / count))
+    bounds = sorted({0, rows, *np.clip(cuts, 1, rows - 1).tolist()})
+    blocks = []
+    for start, stop in itertools.pairwise(bounds):
+        first_entry, end_entry = int(indptr[start]), int(indptr[stop])
+        block_matrix = sp.csr_matrix(
+            (
+                matrix.data[first_entry:end_entry],
+                matrix.indices[first_entry:end_entry],
+                indptr[start : stop + 1] - first_entry,
+            ),
+            shape=(stop - start, rows),
+            copy=False,
+        )
+        blocks.append(_Block(start, stop, block_matrix))
+    return tuple(blocks)
+
+
+def _power_iteration(
+    channel: _Channel, params: MdnParams, pool: Executor | None
+) -> tuple[FloatArray, int]:
+    """Spec §2 step 3: from `x = 1/n`, at most `max_iter` passes, stop when `Σ|next − x| < tol`.
+
+    The tail is `tail_scale·teleport + tail_shift`: uniform `1/n` before the first pass, then
+    `teleport + share` of the last pass. Returns the vector in document order.
+    """
+    n, d, head = channel.n, channel.damping, channel.head
+    tail_teleport = channel.teleport[head:]
+    tail_size = n - head
+    dangling_tail_teleport = float(channel.teleport[channel.tail_dangling].sum())
+    dangling_tail_size = channel.tail_dangling.stop - channel.tail_dangling.start
+    # Head base once the tail is `teleport + shift`: own teleport plus what the tail's teleport
+    # part sends along tail → head edges.
+    settled_base = channel.teleport[:head] + channel.from_tail_teleport
+
+    x = np.full(head, 1.0 / n)
+    following = np.empty(head)
+    difference = np.empty(head)
+    tail_scale, tail_shift = 0.0, 1.0 / n
+    first, *others = channel.blocks
+    iteration, share = 0, 0.0
+    for iteration in range(1, params.max_iter + 1):  # noqa: B007 (the count is the result)
+        dangling_mass = (
+            float(x[channel.head_dangling].sum())
+            + tail_scale * dangling_tail_teleport
+            + tail_shift * dangling_tail_size
+        )
+        share = d * dangling_mass / n
+        base = settled_base if tail_scale else channel.teleport[:head]
+        step = (channel, x, following, difference, base, share, tail_shift)
+        if pool is None:
+            delta = sum(_advance(block, *step) for block in channel.blocks)
+        else:
+            pending = [pool.submit(_advance, block, *step) for block in others]
+            delta = _advance(first, *step) + sum(future.result() for future in pending)
+        if tail_scale:
+            delta += tail_size * abs(share - tail_shift)
+        else:
+            delta += float(np.abs(tail_teleport + (share - tail_shift)).sum())
+        x, following = following, x
+        tail_scale, tail_shift = 1.0, share
+        if delta < params.tol:
+            break
+    in_channel_order = np.concatenate([x, tail_teleport + share])
+    in_document_order = np.empty(n)
+    in_document_order[channel.order] = in_channel_order
+    return in_document_order, iteration
+
+
+def _advance(
+    block: _Block,
+    channel: _Channel,
+    x: FloatArray,
+    following: FloatArray,
+    difference: FloatArray,
+    base: FloatArray,
+    share: float,
+    tail_shift: float,
+) -> float:
+    """Write one block of the next head; return its part of `Σ|next − x|`."""
+    start, stop = block.start, block.stop
+    segment = following[start:stop]
+    np.multiply(channel.from_tail_unit[start:stop], tail_shift, out=segment)
+    segment += base[start:stop]
+    segment += share
+    segment += block.matrix @ x
+    gap = difference[start:stop]
+    np.subtract(segment, x[start:stop], out=gap)
+    np.abs(gap, out=gap)
+    return float(gap.sum())
