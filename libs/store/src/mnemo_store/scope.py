@@ -7,6 +7,7 @@ against both stores, so a filter that does not fit both is refused before any SQ
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -25,10 +26,19 @@ class Scope:
 
     where: str | None = None
     params: Mapping[str, object] = field(default_factory=dict)
+    pinned: str | None = None
+    """A scope the server pins (ARCHITECTURE §2): rendered on its own, bound only from
+    `pinned_params` (never from the request's `params`), and ANDed to `where` as a whole, so the
+    request's filter can only narrow it."""
+    pinned_params: Mapping[str, object] = field(default_factory=dict)
 
     @property
     def is_whole_tenant(self) -> bool:
-        return self.where is None or not self.where.strip()
+        return _blank(self.where) and _blank(self.pinned)
+
+
+def _blank(text: str | None) -> bool:
+    return text is None or not text.strip()
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,14 +53,24 @@ class RenderedScope:
 def render_scope(
     scope: Scope, corpus: StoreCorpus, first_param_index: int = 1, qualifier: str | None = None
 ) -> RenderedScope:
-    """`scope` for a query over `corpus`'s stores; `TRUE` for the whole tenant."""
-    if scope.is_whole_tenant or scope.where is None:
+    """`scope` for a query over `corpus`'s stores; `TRUE` for the whole tenant.
+
+    A pinned scope and a request filter are compiled separately (each binds only its own
+    parameters) and joined as `(pinned) AND (request)`; the digest then covers both.
+    """
+    tables = [TableColumns.from_store(corpus.documents), TableColumns.from_store(corpus.relations)]
+    parts: list[tuple[str, tuple[object, ...], str]] = []
+    index = first_param_index
+    for text, values in ((scope.pinned, scope.pinned_params), (scope.where, scope.params)):
+        if text is None or _blank(text):
+            continue
+        compiled = compile_where(text, values, tables, index, qualifier=qualifier)
+        parts.append((compiled.sql, compiled.params, compiled.scope_digest))
+        index = compiled.next_param_index
+    if not parts:
         return RenderedScope("TRUE", (), UNSCOPED_DIGEST)
-    compiled = compile_where(
-        scope.where,
-        scope.params,
-        [TableColumns.from_store(corpus.documents), TableColumns.from_store(corpus.relations)],
-        first_param_index,
-        qualifier=qualifier,
-    )
-    return RenderedScope(compiled.sql, compiled.params, compiled.scope_digest)
+    if len(parts) == 1:
+        return RenderedScope(*parts[0])
+    (pinned_sql, pinned_params, pinned_digest), (sql, params, digest) = parts
+    combined = hashlib.sha256(f"pinned:{pinned_digest}\nwhere:{digest}".encode()).hexdigest()
+    return RenderedScope(f"({pinned_sql}) AND ({sql})", pinned_params + params, combined)

@@ -23,11 +23,13 @@ import asyncpg
 from mnemo_axon.column_types import AxonType
 from mnemo_axon.ir import StoreDecl
 
-from mnemo_store import outbox
+from mnemo_store import outbox, outcomes, retrieval
 from mnemo_store.errors import TenantTransactionClosedError, UnknownColumnError
 from mnemo_store.identifiers import TENANT_COLUMN, quote, store_table
 from mnemo_store.loading import CopyFormat, CopyQuery, GraphArrays, LoadLimits, load_graph_arrays
+from mnemo_store.outcomes import StoredOutcome
 from mnemo_store.reinforcement import SCOPE_FIRST_PARAM, EdgeDelta, batch, reinforcement_sql
+from mnemo_store.retrieval import FoundDocument
 from mnemo_store.scope import Scope, render_scope
 from mnemo_store.store_corpus import StoreCorpus
 
@@ -195,7 +197,83 @@ class TenantTransaction:
         except TimeoutError:
             return None
 
+    async def retrieve(
+        self, corpus: StoreCorpus, query: str, k: int, scope: Scope | None = None
+    ) -> list[FoundDocument]:
+        """The `k` documents in `scope` ranked highest by full-text rank for `query` (index lookup)."""
+        text = retrieval.text_query(query)
+        if not text or k < 1:
+            return []
+        rendered = render_scope(scope or Scope(), corpus, 3)
+        rows = await self._open().fetch(
+            retrieval.retrieve_sql(corpus, rendered), text, k, *rendered.params
+        )
+        return [
+            FoundDocument(
+                row["axon_id"], row["axon_title"], row["axon_body"], row["axon_similarity"]
+            )
+            for row in rows
+        ]
+
+    async def documents_page(
+        self, corpus: StoreCorpus, after: str | None, limit: int, scope: Scope | None = None
+    ) -> list[FoundDocument]:
+        """Up to `limit` documents in `scope`, in id order (text, byte order), after id `after`."""
+        rendered = render_scope(scope or Scope(), corpus, 3)
+        rows = await self._open().fetch(
+            retrieval.page_sql(corpus, rendered), after, limit, *rendered.params
+        )
+        return [FoundDocument(row["axon_id"], row["axon_title"], row["axon_body"]) for row in rows]
+
+    async def recent_outcomes(
+        self, corpus_id: str, scope_digest: str, horizon: int
+    ) -> list[StoredOutcome]:
+        """The last `horizon` outcomes of (this tenant, `corpus_id`, scope), oldest first."""
+        rows = await self._open().fetch(outcomes.RECENT_SQL, corpus_id, scope_digest, horizon)
+        return [
+            StoredOutcome(int(row["seq"]), tuple(row["path"]), float(row["score"]))
+            for row in reversed(rows)
+        ]
+
     # ------------------------------------------------------------------------------------ writes
+
+    async def lock_graph_revision(self, corpus_id: str) -> int:
+        """Lock the corpus's revision row for the rest of the transaction; returns its revision.
+
+        Take it first in a transaction that writes more than once (memory: outcome, then
+        reinforcement): every writer then meets the revision row before any store row, so none
+        deadlocks, and revisions advance in commit order. A corpus never written (no row yet)
+        serialises on an advisory lock instead and returns 0.
+        """
+        connection = self._open()
+        value = await connection.fetchval(outcomes.LOCK_REVISION_SQL, corpus_id)
+        if value is None:
+            await connection.execute(outcomes.ADVISORY_LOCK_SQL, f"{self._tenant_id}/{corpus_id}")
+            return 0
+        return int(value)
+
+    async def record_outcome(
+        self,
+        corpus_id: str,
+        scope_digest: str,
+        sequence: int,
+        query: str,
+        path: Sequence[str],
+        traversed: Sequence[Mapping[str, object]],
+        score: float,
+    ) -> None:
+        """Remember one navigation (call with the revision row locked, see `lock_graph_revision`)."""
+        await self._open().execute(
+            outcomes.INSERT_SQL,
+            self._tenant_id,
+            corpus_id,
+            scope_digest,
+            sequence,
+            query,
+            list(path),
+            json.dumps(list(traversed), sort_keys=True),
+            score,
+        )
 
     async def reinforce(
         self, corpus: StoreCorpus, deltas: Iterable[EdgeDelta], scope: Scope | None = None

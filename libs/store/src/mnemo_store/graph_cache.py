@@ -1,0 +1,133 @@
+"""A byte-bounded cache of loaded corpus graphs, keyed by (tenant, corpus, scope digest).
+
+A cached graph is only an optimisation: every use proves it fresh by comparing its revision with
+the corpus's revision read inside the request's own transaction (`get(key, revision)` returns
+nothing when they differ), so a write committed before a request began is always seen. Entries
+are evicted least recently used first once the total estimated size passes `max_bytes`.
+
+`advance` lets a writer that knows exactly what its own transaction changed (the navigator's
+reinforcement) move an entry from revision r to r' without a reload, provided the entry is still
+at r: otherwise somebody else wrote in between and the entry is left to be proven stale.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from mnemo_mdn.graph import CorpusGraph
+
+CacheKey = tuple[uuid.UUID, str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class CachedGraph:
+    graph: CorpusGraph
+    revision: int
+    nbytes: int
+
+
+def graph_bytes(graph: CorpusGraph) -> int:
+    """An estimate of the memory a graph holds: its arrays, its strings, its id index."""
+    arrays = sum(
+        int(array.nbytes)
+        for array in (
+            graph.edge_source,
+            graph.edge_target,
+            graph.edge_type,
+            graph.edge_weight,
+            graph.depth,
+            graph.recency,
+        )
+        if isinstance(array, np.ndarray)
+    )
+    strings = sum(sys.getsizeof(text) for text in graph.ids) * 2  # ids, and the index keys
+    strings += sum(sys.getsizeof(text) for text in graph.titles)
+    strings += sum(sys.getsizeof(text) for text in graph.bodies if text is not None)
+    # Memoised derived arrays (adjacency, term index) roughly double the edge arrays.
+    return arrays * 2 + strings + 8 * 3 * graph.n_documents
+
+
+class GraphCache:
+    """LRU by bytes; safe to use from the event loop and from worker threads."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self._max_bytes = max_bytes
+        self._entries: OrderedDict[CacheKey, CachedGraph] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def max_bytes(self) -> int:
+        return self._max_bytes
+
+    @property
+    def nbytes(self) -> int:
+        return self._bytes
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: CacheKey, revision: int) -> CachedGraph | None:
+        """The entry for `key` if it is at exactly `revision` (the current one), else None."""
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None or entry.revision != revision:
+                self.misses += 1
+                return None
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return entry
+
+    def peek(self, key: CacheKey) -> CachedGraph | None:
+        """The entry for `key` at whatever revision it is (for an incremental refresh)."""
+        with self._lock:
+            return self._entries.get(key)
+
+    def put(self, key: CacheKey, graph: CorpusGraph, revision: int) -> None:
+        """Keep `graph` as `key` at `revision`, unless a newer revision is already cached."""
+        entry = CachedGraph(graph, revision, graph_bytes(graph))
+        with self._lock:
+            old = self._entries.get(key)
+            if old is not None and old.revision > revision:
+                return
+            self._store(key, entry, old)
+
+    def advance(
+        self,
+        key: CacheKey,
+        from_revision: int,
+        to_revision: int,
+        change: Callable[[CorpusGraph], CorpusGraph],
+    ) -> bool:
+        """Move the entry from `from_revision` to `to_revision` by applying `change` to its graph;
+        False (and nothing changed) when the entry is absent or not at `from_revision`."""
+        with self._lock:
+            old = self._entries.get(key)
+            if old is None or old.revision != from_revision:
+                return False
+            graph = change(old.graph)
+            self._store(key, CachedGraph(graph, to_revision, old.nbytes), old)
+            return True
+
+    def _store(self, key: CacheKey, entry: CachedGraph, old: CachedGraph | None) -> None:
+        if entry.nbytes > self._max_bytes:
+            if old is not None:
+                del self._entries[key]
+                self._bytes -= old.nbytes
+            return
+        if old is not None:
+            self._bytes -= old.nbytes
+        self._entries[key] = entry
+        self._entries.move_to_end(key)
+        self._bytes += entry.nbytes
+        while self._bytes > self._max_bytes and self._entries:
+            _, evicted = self._entries.popitem(last=False)
+            self._bytes -= evicted.nbytes

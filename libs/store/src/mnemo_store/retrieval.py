@@ -1,0 +1,66 @@
+"""Full-text retrieval and paging over a store corpus's documents.
+
+`retrieve` ranks by Postgres full-text rank over the same tsvector expression the documents store
+is indexed with (`ddl.fulltext_expression`, a GIN index leading with the tenant), so the match is an
+index lookup, never a scan. The query is the disjunction of the query's tokens (MDN.md §3: runs of
+letters and digits, so no tsquery syntax can reach `to_tsquery`); `ts_rank_cd(…, 32)` is
+`rank / (rank + 1)`, a similarity in [0, 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mnemo_mdn.tokenization import tokens
+
+from mnemo_store.ddl import FULLTEXT_CONFIG, fulltext_expression
+from mnemo_store.identifiers import TENANT_COLUMN, quote, store_table
+from mnemo_store.scope import RenderedScope
+from mnemo_store.store_corpus import StoreCorpus
+
+_TENANT = "NULLIF(current_setting('mnemo.tenant', true), '')::uuid"
+
+
+@dataclass(frozen=True, slots=True)
+class FoundDocument:
+    """A document of a store corpus: id (as text), title, body (None when the corpus maps none)."""
+
+    id: str
+    title: str
+    body: str | None
+    similarity: float = 0.0
+
+
+def text_query(query: str) -> str:
+    """The tsquery text for `query`: its tokens joined with `|` (empty when it has none)."""
+    return " | ".join(sorted(tokens(query)))
+
+
+def retrieve_sql(corpus: StoreCorpus, scope: RenderedScope) -> str:
+    """Top-k by rank; `$1` the tsquery text, `$2` k, the scope rendered from `$3`, unqualified."""
+    vector = fulltext_expression(corpus.title_column, corpus.body_column)
+    query = f"to_tsquery('{FULLTEXT_CONFIG}'::regconfig, $1)"
+    return (
+        f"SELECT {_columns(corpus)}, ts_rank_cd({vector}, {query}, 32) AS axon_similarity"
+        f" FROM {store_table(corpus.documents.name)}"
+        f" WHERE {quote(TENANT_COLUMN)} = {_TENANT} AND {vector} @@ {query} AND {scope.sql}"
+        f' ORDER BY axon_similarity DESC, {quote(corpus.id_column)}::text COLLATE "C" LIMIT $2'
+    )
+
+
+def page_sql(corpus: StoreCorpus, scope: RenderedScope) -> str:
+    """Documents in id order after `$1` (NULL: from the start), `$2` per page, scope from `$3`."""
+    key = f'{quote(corpus.id_column)}::text COLLATE "C"'
+    return (
+        f"SELECT {_columns(corpus)} FROM {store_table(corpus.documents.name)}"
+        f" WHERE {quote(corpus.id_column)} IS NOT NULL AND ($1::text IS NULL OR {key} > $1)"
+        f" AND {scope.sql} ORDER BY {key} LIMIT $2"
+    )
+
+
+def _columns(corpus: StoreCorpus) -> str:
+    body = f"{quote(corpus.body_column)}::text" if corpus.body_column else "NULL::text"
+    return (
+        f"{quote(corpus.id_column)}::text AS axon_id,"
+        f" coalesce({quote(corpus.title_column)}::text, '') AS axon_title, {body} AS axon_body"
+    )

@@ -1,0 +1,317 @@
+"""The HTTP API (ARCHITECTURE §5, CORPUS.md A): thin handlers that verify the bearer token,
+decode the body, call a use case and encode its result. Every error answers
+`{"error": {"code", "message"}}` with the status the OpenAPI document declares for it.
+"""
+
+# No `from __future__ import annotations`: FastAPI reads the dependency annotations of handlers
+# defined inside `api_router`, which must be evaluated where they are written.
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from mnemo_auth import AuthError, InsufficientScopeError, Principal, TokenVerifier
+from mnemo_events.tracing import current_traceparent
+from opentelemetry import trace
+from pydantic import BaseModel, ConfigDict, Field
+
+from mnemo_navigator.errors import NavigatorError
+from mnemo_navigator.use_cases import (
+    Caller,
+    NavigateRequest,
+    Navigator,
+    RetrieveRequest,
+    source_uri,
+)
+
+# Text that reaches Postgres: no NUL character (Postgres text cannot hold one).
+Text = Annotated[str, Field(pattern=r"^[^\x00]*$")]
+Corpus = Annotated[
+    str, Path(min_length=1, max_length=200, pattern=r"^[^\x00/]+$", description="corpus id")
+]
+ParamValue = (
+    Annotated[str, Field(pattern=r"^[^\x00]*$", max_length=4096)] | int | float | bool | None
+)
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class NavigateBody(_Body):
+    query: Annotated[str, Field(min_length=1, max_length=4096, pattern=r"^[^\x00]*$")]
+    from_: Annotated[str | None, Field(alias="from", max_length=1024, pattern=r"^[^\x00]*$")] = None
+    budget: Annotated[int, Field(ge=1, le=1000)] | None = None
+    where: Annotated[Text, Field(max_length=4096)] | None = None
+    params: dict[Annotated[str, Field(max_length=200)], ParamValue] = Field(
+        default_factory=dict, max_length=100
+    )
+    mode: Literal["mdn", "axon"] = "mdn"
+    direction: Literal["out", "both"] = "out"
+
+
+class ViaOut(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+    from_: str = Field(alias="from")
+    etype: str
+    weight: float
+
+
+class HitOut(BaseModel):
+    id: str
+    title: str
+    score: float
+    gain: float
+    epr: float
+    via: ViaOut | None
+    restart: bool
+    contradicts: list[str]
+    source_uri: str
+
+
+class NavigateOut(BaseModel):
+    hits: list[HitOut]
+    trail: str
+    coverage: float
+    diagnostics: dict[str, Any]
+    revision: int
+
+
+class RetrieveBody(_Body):
+    query: Annotated[str, Field(min_length=1, max_length=4096, pattern=r"^[^\x00]*$")]
+    k: Annotated[int, Field(ge=1, le=100)] = 5
+    where: Annotated[Text, Field(max_length=4096)] | None = None
+    params: dict[Annotated[str, Field(max_length=200)], ParamValue] = Field(
+        default_factory=dict, max_length=100
+    )
+
+
+class RetrievedOut(BaseModel):
+    id: str
+    title: str
+    content: str
+    similarity: Annotated[float, Field(ge=0, le=1)]
+    source_uri: str
+
+
+class RetrieveOut(BaseModel):
+    items: list[RetrievedOut]
+
+
+class SearchBody(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    collection: Annotated[str, Field(max_length=200)]
+    goal: dict[str, Any]
+
+
+class ChunkOut(BaseModel):
+    id: str
+    text: str
+    tags: list[str]
+    score: float
+    source_uri: str
+    corpus_id: str
+
+
+class SearchOut(BaseModel):
+    chunks: list[ChunkOut]
+
+
+class DocumentOut(BaseModel):
+    id: str
+    title: str
+    body: str | None
+    source_uri: str
+
+
+class DocumentsOut(BaseModel):
+    documents: list[DocumentOut]
+    next_after: str | None
+    revision: int
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorBody, "description": description}
+    for status, description in {
+        401: "no token, or an invalid, expired or wrongly signed one",
+        403: "the token lacks the scope, or is client-confined and the corpus has no pinned scope",
+        404: "no such corpus",
+        409: "the corpus is not published (the message names its status) or not a store corpus",
+        422: "the body, filter, parameters or seed are invalid (the message says which and why)",
+        503: "the database is unavailable",
+    }.items()
+}
+
+_bearer = HTTPBearer(auto_error=False, description="A Mnemo JWT: `mnemo token --tenant …`")
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+def error_response(status: int, code: str, message: str) -> JSONResponse:
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(
+        {"error": {"code": code, "message": message}}, status_code=status, headers=headers
+    )
+
+
+def install_error_handlers(app: FastAPI, unavailable: tuple[type[Exception], ...]) -> None:
+    @app.exception_handler(ApiError)
+    async def _api(_: Request, error: ApiError) -> JSONResponse:
+        return error_response(error.status, error.code, error.message)
+
+    @app.exception_handler(NavigatorError)
+    async def _navigator(_: Request, error: NavigatorError) -> JSONResponse:
+        return error_response(error.status, error.code, str(error))
+
+    @app.exception_handler(InsufficientScopeError)
+    async def _scope(_: Request, error: InsufficientScopeError) -> JSONResponse:
+        return error_response(403, "FORBIDDEN", str(error))
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, error: RequestValidationError) -> JSONResponse:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in item.get('loc', ()))}: {item.get('msg', '')}"
+            for item in error.errors()[:10]
+        )
+        return error_response(422, "INVALID_REQUEST", problems or "invalid request")
+
+    for kind in unavailable:
+
+        @app.exception_handler(kind)
+        async def _down(_: Request, error: Exception) -> JSONResponse:
+            return error_response(
+                503, "UNAVAILABLE", f"database unavailable: {type(error).__name__}"
+            )
+
+
+def api_router(navigator: Navigator, verifier: TokenVerifier) -> APIRouter:
+    router = APIRouter(prefix="/v1", responses=_ERRORS)
+
+    def caller(
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    ) -> Caller:
+        if credentials is None:
+            raise ApiError(
+                401, "UNAUTHENTICATED", "missing bearer token: send 'Authorization: Bearer <token>'"
+            )
+        try:
+            principal: Principal = verifier.verify(credentials.credentials)
+        except AuthError as error:
+            raise ApiError(401, "UNAUTHENTICATED", str(error)) from error
+        span = trace.get_current_span().get_span_context()
+        trace_id = format(span.trace_id, "032x") if span.is_valid else None
+        return Caller(principal, trace_id, current_traceparent())
+
+    Who = Annotated[Caller, Depends(caller)]  # noqa: N806  (a type alias)
+
+    @router.post("/corpora/{corpus}/navigate", response_model=NavigateOut)
+    async def navigate(corpus: Corpus, body: NavigateBody, who: Who) -> NavigateOut:
+        result = await navigator.navigate(
+            who,
+            corpus,
+            NavigateRequest(
+                query=body.query,
+                seed=body.from_,
+                budget=body.budget,
+                where=body.where,
+                params=body.params,
+                mode=body.mode,
+                direction=body.direction,
+            ),
+        )
+        nav = result.navigation
+        return NavigateOut(
+            hits=[
+                HitOut(
+                    id=hit.id,
+                    title=hit.title,
+                    score=hit.score,
+                    gain=hit.gain,
+                    epr=hit.epr,
+                    via=None
+                    if hit.via is None
+                    else ViaOut(from_=hit.via.source, etype=hit.via.etype, weight=hit.via.weight),
+                    restart=hit.restart,
+                    contradicts=list(hit.contradicts),
+                    source_uri=source_uri(corpus, hit.id),
+                )
+                for hit in nav.hits
+            ],
+            trail=nav.trail,
+            coverage=nav.coverage,
+            diagnostics={**nav.diagnostics, "cache": result.cache},
+            revision=result.revision,
+        )
+
+    @router.post("/corpora/{corpus}/retrieve", response_model=RetrieveOut)
+    async def retrieve(corpus: Corpus, body: RetrieveBody, who: Who) -> RetrieveOut:
+        result = await navigator.retrieve(
+            who,
+            corpus,
+            RetrieveRequest(query=body.query, k=body.k, where=body.where, params=body.params),
+        )
+        return RetrieveOut(
+            items=[
+                RetrievedOut(
+                    id=item.id,
+                    title=item.title,
+                    content=item.body if item.body is not None else item.title,
+                    similarity=min(max(item.similarity, 0.0), 1.0),
+                    source_uri=source_uri(corpus, item.id),
+                )
+                for item in result.items
+            ]
+        )
+
+    @router.post("/corpora/{corpus}/search", response_model=SearchOut)
+    async def search(corpus: Corpus, body: SearchBody, who: Who) -> SearchOut:
+        result = await navigator.search(who, corpus, body.goal)
+        return SearchOut(
+            chunks=[
+                ChunkOut(
+                    id=item.id,
+                    text=item.title if not item.body else f"{item.title}\n{item.body}",
+                    tags=[],
+                    score=min(max(item.similarity, 0.0), 1.0),
+                    source_uri=source_uri(corpus, item.id),
+                    corpus_id=corpus,
+                )
+                for item in result.items
+            ]
+        )
+
+    @router.get("/corpora/{corpus}/documents", response_model=DocumentsOut)
+    async def documents(
+        corpus: Corpus,
+        who: Who,
+        after: Annotated[str | None, Query(max_length=1024, pattern=r"^[^\x00]*$")] = None,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    ) -> DocumentsOut:
+        page = await navigator.documents(who, corpus, after, limit)
+        return DocumentsOut(
+            documents=[
+                DocumentOut(
+                    id=doc.id, title=doc.title, body=doc.body, source_uri=source_uri(corpus, doc.id)
+                )
+                for doc in page.documents
+            ],
+            next_after=page.next_after,
+            revision=page.revision,
+        )
+
+    return router

@@ -1,0 +1,83 @@
+"""The navigator's configuration: one pydantic-settings class, read from `MNEMO_NAVIGATOR_…`.
+
+`pinned_scopes` is the deployment's per-corpus scope templates (ARCHITECTURE §2), as JSON:
+`MNEMO_NAVIGATOR_PINNED_SCOPES='{"Memories": "tenant_id == '"'"'${client.tenant_id}'"'"'"}'`.
+A template may reference only `${client.…}` names: they bind from the verified token's `client`
+claim and from nothing else.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from mnemo_auth import DEFAULT_AUDIENCE, DEFAULT_ISSUER, DEVELOPMENT_SECRET, TokenKeys
+from mnemo_axon.where import parse_filter
+from mnemo_axon.where.syntax import ParameterRef, StringValue
+from mnemo_events.settings import KafkaSettings
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="MNEMO_NAVIGATOR_", frozen=True, extra="ignore")
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=1, le=65535)
+    database_url: str = "postgresql://mnemo_navigator:mnemo_navigator@127.0.0.1:25432/mnemo"
+    pool_size: int = Field(default=10, ge=2)
+
+    token_secret: str | None = None
+    """HS256 shared secret; `mnemo_auth.DEVELOPMENT_SECRET` (the local stack's public key) when
+    neither it nor `jwks_url` is set: set one of them in any shared deployment."""
+    jwks_url: str | None = None
+    token_issuer: str = DEFAULT_ISSUER
+    token_audience: str = DEFAULT_AUDIENCE
+
+    pinned_scopes: dict[str, str] = Field(default_factory=dict)
+    """Corpus id → scope template; see the module docstring."""
+    audit_query_text: Literal["text", "digest"] = "text"
+    """Whether audit events carry the query text or only its digest."""
+    cache_max_bytes: int = Field(default=512 * 1024 * 1024, ge=0)
+    """Bound of the graph cache (0 turns it off)."""
+    default_budget: int = Field(default=5, ge=1, le=1000)
+    max_documents: int = Field(default=2_000_000, ge=1)
+    max_edges: int = Field(default=10_000_000, ge=0)
+
+    kafka: KafkaSettings = Field(default_factory=KafkaSettings)
+    consume_requests: bool = True
+    """Serve `mnemo.navigate.requested.v1` (off: HTTP only, no broker needed)."""
+
+    @field_validator("pinned_scopes")
+    @classmethod
+    def _templates_bind_only_client_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for corpus, template in value.items():
+            parsed = parse_filter(template)
+            for condition in parsed.conditions:
+                if not isinstance(condition.value, StringValue):
+                    continue
+                for part in condition.value.parts:
+                    if isinstance(part, ParameterRef) and part.path[0] != "client":
+                        raise ValueError(
+                            f"pinned scope of {corpus!r}: ${{{part.name}}} is not a client name; "
+                            "a pinned scope binds only ${client.…} names from the token"
+                        )
+        return value
+
+    @model_validator(mode="after")
+    def _one_key_source(self) -> Settings:
+        if self.token_secret and self.jwks_url:
+            raise ValueError(
+                "set MNEMO_NAVIGATOR_TOKEN_SECRET or MNEMO_NAVIGATOR_JWKS_URL, not both"
+            )
+        return self
+
+    def token_keys(self) -> TokenKeys:
+        if self.jwks_url:
+            return TokenKeys(
+                jwks_url=self.jwks_url, issuer=self.token_issuer, audience=self.token_audience
+            )
+        return TokenKeys(
+            secret=self.token_secret or DEVELOPMENT_SECRET,
+            issuer=self.token_issuer,
+            audience=self.token_audience,
+        )

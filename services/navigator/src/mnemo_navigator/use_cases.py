@@ -1,0 +1,486 @@
+"""What the navigator does, over ports: navigate, retrieve, search and page a store corpus.
+
+Every operation: the corpus must be `published` (`CorpusNotServedError` names its status
+otherwise); the scope is the caller's `where:` ANDed to the corpus's pinned scope whenever the
+token carries a `client` claim (ARCHITECTURE §2); exactly one `corpus:<name>:query` audit event
+goes to the outbox per navigate, retrieve and search.
+
+Navigate reads the graph through the cache, proven fresh against the revision read in the
+request's own snapshot, walks it with `mnemo_mdn`, and, for an adaptive corpus, remembers the
+outcome, reinforces the traversed edges in the same scope and queues the audit event in one
+transaction that first locks the corpus's revision row. When that lock shows nobody wrote since
+the cached revision, the cache moves forward by the same relative update instead of reloading.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from mnemo_auth import Principal
+from mnemo_axon.errors import FilterError
+from mnemo_events.models import AuditRecorded, QueryAudited, new_envelope
+from mnemo_events.topics import AUDIT
+from mnemo_mdn import (
+    DEFAULT_PARAMS,
+    CorpusGraph,
+    MdnError,
+    Memory,
+    Navigation,
+    Outcome,
+    apply_reinforcements,
+    baseline,
+    navigate,
+    reinforcement_plan,
+)
+from mnemo_mdn.memory import EdgeReinforcement
+from mnemo_store import EdgeDelta, GraphArrays, LoadLimits, OutboxEvent, Scope, StoreCorpus
+from mnemo_store.errors import NotAStoreCorpusError, StoreError
+from mnemo_store.graph_cache import CacheKey, GraphCache
+from mnemo_store.outcomes import StoredOutcome
+from mnemo_store.retrieval import FoundDocument
+from mnemo_store.scope import render_scope
+
+from mnemo_navigator.errors import (
+    CorpusNotServedError,
+    InvalidRequestError,
+    ScopeForbiddenError,
+    UnknownCorpusError,
+)
+
+PRODUCER = "mnemo.navigator"
+Operation = Literal["navigate", "retrieve", "search"]
+
+# ------------------------------------------------------------------------------------------ ports
+
+
+class TenantSession(Protocol):
+    """The queries of one tenant transaction (implemented by `mnemo_store.TenantTransaction`)."""
+
+    async def graph_revision(self, corpus_id: str) -> int: ...
+    async def load_graph(
+        self, corpus: StoreCorpus, scope: Scope | None = None, limits: LoadLimits | None = None
+    ) -> GraphArrays: ...
+    async def recent_outcomes(
+        self, corpus_id: str, scope_digest: str, horizon: int
+    ) -> list[StoredOutcome]: ...
+    async def lock_graph_revision(self, corpus_id: str) -> int: ...
+    async def record_outcome(
+        self,
+        corpus_id: str,
+        scope_digest: str,
+        sequence: int,
+        query: str,
+        path: Sequence[str],
+        traversed: Sequence[Mapping[str, object]],
+        score: float,
+    ) -> None: ...
+    async def reinforce(
+        self, corpus: StoreCorpus, deltas: Sequence[EdgeDelta], scope: Scope | None = None
+    ) -> int: ...
+    async def retrieve(
+        self, corpus: StoreCorpus, query: str, k: int, scope: Scope | None = None
+    ) -> list[FoundDocument]: ...
+    async def documents_page(
+        self, corpus: StoreCorpus, after: str | None, limit: int, scope: Scope | None = None
+    ) -> list[FoundDocument]: ...
+    async def append_outbox(self, event: OutboxEvent) -> None: ...
+
+
+class Database(Protocol):
+    def tenant(
+        self, tenant_id: uuid.UUID, *, read_only: bool = False
+    ) -> AbstractAsyncContextManager[TenantSession]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusEntry:
+    """A registry row as the navigator needs it."""
+
+    corpus_id: str
+    status: str
+    kind: str
+    definition: Mapping[str, Any]
+
+
+class Catalogue(Protocol):
+    async def corpus(self, corpus_id: str) -> CorpusEntry | None: ...
+
+
+# --------------------------------------------------------------------------------------- requests
+
+
+@dataclass(frozen=True, slots=True)
+class NavigateRequest:
+    query: str
+    seed: str | None = None
+    budget: int | None = None
+    where: str | None = None
+    params: Mapping[str, object] = field(default_factory=dict)
+    mode: Literal["mdn", "axon"] = "mdn"
+    direction: Literal["out", "both"] = "out"
+
+
+@dataclass(frozen=True, slots=True)
+class RetrieveRequest:
+    query: str
+    k: int = 5
+    where: str | None = None
+    params: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class NavigateResult:
+    navigation: Navigation
+    revision: int
+    cache: Literal["hit", "miss", "off"]
+    scope_digest: str
+
+
+@dataclass(frozen=True, slots=True)
+class RetrieveResult:
+    items: tuple[FoundDocument, ...]
+    corpus: str
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentsPage:
+    documents: tuple[FoundDocument, ...]
+    next_after: str | None
+    revision: int
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who asks: the verified principal and the trace the request belongs to."""
+
+    principal: Principal
+    trace_id: str | None = None
+    traceparent: str | None = None
+
+    @property
+    def name(self) -> str:
+        subject = self.principal.subject or "anonymous"
+        if self.principal.client:
+            client = ",".join(f"{k}={v}" for k, v in sorted(self.principal.client.items()))
+            return f"{subject} (client {client})"
+        return subject
+
+
+def source_uri(corpus: str, doc_id: str) -> str:
+    return f"mnemo://corpora/{corpus}/documents/{doc_id}"
+
+
+def goal_text(goal: Mapping[str, Any]) -> str:
+    """The query of a gateway goal: `utterance`, `message`, `query` or `topic`, else the whole goal
+    serialised with sorted keys (CORPUS.md A)."""
+    for name in ("utterance", "message", "query", "topic"):
+        value = goal.get(name)
+        if isinstance(value, str) and value.strip():
+            return value
+    return json.dumps(goal, sort_keys=True, ensure_ascii=False, default=str)
+
+
+# -------------------------------------------------------------------------------------- use cases
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    pinned_scopes: Mapping[str, str] = field(default_factory=dict)
+    audit_query_text: bool = True
+    default_budget: int = 5
+    limits: LoadLimits = field(default_factory=LoadLimits)
+
+
+class Navigator:
+    def __init__(
+        self, database: Database, catalogue: Catalogue, cache: GraphCache, policy: Policy
+    ) -> None:
+        self._db = database
+        self._catalogue = catalogue
+        self._cache = cache
+        self._policy = policy
+        self._corpora: dict[tuple[str, str], StoreCorpus] = {}
+
+    # -- shared steps
+
+    async def served_corpus(self, corpus_id: str) -> StoreCorpus:
+        """The published store corpus `corpus_id`, or the error saying why it is not served."""
+        entry = await self._catalogue.corpus(corpus_id)
+        if entry is None:
+            raise UnknownCorpusError(f"no corpus named {corpus_id!r} is registered")
+        if entry.status != "published":
+            raise CorpusNotServedError(
+                f"corpus {corpus_id!r} is {entry.status}; only published corpora are served "
+                f"(an operator publishes it with `mnemo corpus publish {corpus_id}`)"
+            )
+        version = json.dumps(entry.definition, sort_keys=True, default=str)
+        cached = self._corpora.get((corpus_id, version))
+        if cached is not None:
+            return cached
+        try:
+            corpus = StoreCorpus.from_definition(entry.definition)
+        except (NotAStoreCorpusError, StoreError) as error:
+            raise CorpusNotServedError(
+                f"corpus {corpus_id!r} is a {entry.kind} corpus; the navigator serves store "
+                f"corpora (corpus … from axonstore): {error}"
+            ) from error
+        self._corpora[(corpus_id, version)] = corpus
+        return corpus
+
+    def scope_for(
+        self,
+        principal: Principal,
+        corpus: StoreCorpus,
+        where: str | None,
+        params: Mapping[str, object],
+    ) -> tuple[Scope, str]:
+        """The request's scope and its digest: a client-confined token always gets the corpus's
+        pinned template, bound from its `client` claim only, ANDed to `where`."""
+        scope = Scope(where=where, params=dict(params))
+        if principal.client:
+            template = self._policy.pinned_scopes.get(corpus.name)
+            if template is None:
+                raise ScopeForbiddenError(
+                    f"this token is confined to an end-client (its 'client' claim), and corpus "
+                    f"{corpus.name!r} has no pinned scope to confine it by; ask the operator for "
+                    "one, or use a tenant-wide token"
+                )
+            scope = Scope(
+                where=where,
+                params=dict(params),
+                pinned=template,
+                pinned_params={"client": dict(principal.client)},
+            )
+        try:
+            rendered = render_scope(scope, corpus)
+        except FilterError as error:
+            if principal.client and _pinned_fails(scope, corpus):
+                raise ScopeForbiddenError(
+                    f"the pinned scope of {corpus.name!r} cannot be bound from this token's "
+                    f"'client' claim: {error}"
+                ) from error
+            raise InvalidRequestError(f"where: {error}") from error
+        return scope, rendered.digest
+
+    # -- navigate
+
+    async def navigate(
+        self, caller: Caller, corpus_id: str, request: NavigateRequest
+    ) -> NavigateResult:
+        started = time.perf_counter()
+        principal = caller.principal
+        principal.require("read")
+        corpus = await self.served_corpus(corpus_id)
+        scope, digest = self.scope_for(principal, corpus, request.where, request.params)
+        key: CacheKey = (principal.tenant, corpus.name, digest)
+        graph, revision, cache_state, history = await self._graph(
+            principal.tenant, corpus, scope, key, digest
+        )
+        memory = Memory(
+            outcomes=tuple(Outcome(o.path, o.score, o.sequence) for o in history),
+            persisted_weights=True,
+        )
+        try:
+            navigation = await asyncio.to_thread(
+                navigate,
+                graph,
+                request.query,
+                request.seed,
+                request.budget or self._policy.default_budget,
+                request.mode,
+                request.direction,
+                DEFAULT_PARAMS,
+                memory,
+            )
+        except MdnError as error:
+            raise InvalidRequestError(str(error)) from error
+        plan: list[EdgeReinforcement] = []
+        locked = after = -1
+        async with self._db.tenant(principal.tenant) as tx:
+            if corpus.adaptive:
+                locked = await tx.lock_graph_revision(corpus.name)
+                recent = await tx.recent_outcomes(corpus.name, digest, DEFAULT_PARAMS.horizon - 1)
+                sequence = (recent[-1].sequence if recent else 0) + 1
+                mean = baseline([o.score for o in recent] + [navigation.coverage])
+                plan = reinforcement_plan(navigation.traversed, navigation.coverage, mean)
+                await tx.record_outcome(
+                    corpus.name,
+                    digest,
+                    sequence,
+                    request.query,
+                    navigation.path,
+                    [
+                        {"from": e.source, "to": e.target, "etype": e.etype}
+                        for e in navigation.traversed
+                    ],
+                    navigation.coverage,
+                )
+                if plan:
+                    await tx.reinforce(
+                        corpus,
+                        [EdgeDelta(p.source, p.target, p.etype, p.delta) for p in plan],
+                        scope,
+                    )
+                    after = await tx.graph_revision(corpus.name)
+            latency = (time.perf_counter() - started) * 1000
+            await tx.append_outbox(
+                self._audit(
+                    caller,
+                    corpus.name,
+                    "navigate",
+                    request.query,
+                    navigation.path,
+                    latency,
+                    navigation.top_similarity if navigation.hits else None,
+                    digest,
+                    revision,
+                )
+            )
+        if plan and revision == locked and after == locked + 1:
+            # Nobody wrote between the cached graph and this transaction: its only change is the
+            # reinforcement just committed, applied to the graph exactly as Postgres applied it.
+            self._cache.advance(key, locked, after, lambda g: apply_reinforcements(g, plan))
+        return NavigateResult(navigation, revision, cache_state, digest)
+
+    async def _graph(
+        self, tenant: uuid.UUID, corpus: StoreCorpus, scope: Scope, key: CacheKey, digest: str
+    ) -> tuple[CorpusGraph, int, Literal["hit", "miss", "off"], list[StoredOutcome]]:
+        """The graph in `scope`, proven fresh: revision and rows from one snapshot taken after the
+        request began; plus the scope's recent outcomes for the procedural bias."""
+        async with self._db.tenant(tenant, read_only=True) as tx:
+            revision = await tx.graph_revision(corpus.name)
+            cached = self._cache.get(key, revision)
+            state: Literal["hit", "miss", "off"] = "hit"
+            if cached is not None:
+                graph = cached.graph
+            else:
+                state = "miss" if self._cache.max_bytes > 0 else "off"
+                arrays = await tx.load_graph(corpus, scope, self._policy.limits)
+                graph = await asyncio.to_thread(arrays.to_graph)
+                revision = arrays.revision
+                if state == "miss":
+                    self._cache.put(key, graph, revision)
+            history: list[StoredOutcome] = []
+            if corpus.adaptive:
+                history = await tx.recent_outcomes(corpus.name, digest, DEFAULT_PARAMS.horizon)
+        return graph, revision, state, history
+
+    # -- retrieve and search
+
+    async def retrieve(
+        self,
+        caller: Caller,
+        corpus_id: str,
+        request: RetrieveRequest,
+        *,
+        operation: Operation = "retrieve",
+    ) -> RetrieveResult:
+        started = time.perf_counter()
+        principal = caller.principal
+        principal.require("read")
+        corpus = await self.served_corpus(corpus_id)
+        scope, digest = self.scope_for(principal, corpus, request.where, request.params)
+        async with self._db.tenant(principal.tenant) as tx:
+            items = await tx.retrieve(corpus, request.query, request.k, scope)
+            revision = await tx.graph_revision(corpus.name)
+            latency = (time.perf_counter() - started) * 1000
+            await tx.append_outbox(
+                self._audit(
+                    caller,
+                    corpus.name,
+                    operation,
+                    request.query,
+                    tuple(item.id for item in items),
+                    latency,
+                    max((item.similarity for item in items), default=None),
+                    digest,
+                    revision,
+                )
+            )
+        return RetrieveResult(tuple(items), corpus.name)
+
+    async def search(
+        self, caller: Caller, corpus_id: str, goal: Mapping[str, Any], k: int = 10
+    ) -> RetrieveResult:
+        """The search gateway (CORPUS.md A): the goal's text, ranked like `retrieve`."""
+        return await self.retrieve(
+            caller, corpus_id, RetrieveRequest(query=goal_text(goal), k=k), operation="search"
+        )
+
+    # -- paging
+
+    async def documents(
+        self, caller: Caller, corpus_id: str, after: str | None, limit: int
+    ) -> DocumentsPage:
+        principal = caller.principal
+        principal.require("read")
+        corpus = await self.served_corpus(corpus_id)
+        scope, _ = self.scope_for(principal, corpus, None, {})
+        async with self._db.tenant(principal.tenant, read_only=True) as tx:
+            revision = await tx.graph_revision(corpus.name)
+            rows = await tx.documents_page(corpus, after, limit + 1, scope)
+        more = len(rows) > limit
+        rows = rows[:limit]
+        return DocumentsPage(tuple(rows), rows[-1].id if more and rows else None, revision)
+
+    # -- audit
+
+    def _audit(
+        self,
+        caller: Caller,
+        corpus: str,
+        operation: Operation,
+        query: str,
+        returned: Sequence[str],
+        latency_ms: float,
+        top_similarity: float | None,
+        scope_digest: str,
+        revision: int | None,
+    ) -> OutboxEvent:
+        tenant = caller.principal.tenant
+        data = AuditRecorded(
+            record=QueryAudited(
+                action=f"corpus:{corpus}:query",
+                corpus=corpus,
+                operation=operation,
+                query=query if self._policy.audit_query_text else None,
+                query_digest=hashlib.sha256(query.encode("utf-8")).hexdigest(),
+                k_returned=len(returned),
+                latency_ms=max(latency_ms, 0.0),
+                top_similarity=top_similarity,
+                returned_ids=tuple(returned),
+                scope_digest=scope_digest,
+                principal=caller.name,
+                trace_id=caller.trace_id,
+                revision=revision,
+            )
+        )
+        envelope = new_envelope(
+            data, tenant=tenant, producer=PRODUCER, event_type=AUDIT, trace=caller.traceparent
+        )
+        headers = {"content-type": "application/json"}
+        if caller.traceparent:
+            headers["traceparent"] = caller.traceparent
+        return OutboxEvent(
+            event_id=envelope.event_id,
+            topic=AUDIT,
+            key=str(tenant).encode(),
+            payload=envelope.model_dump(mode="json"),
+            headers=headers,
+        )
+
+
+def _pinned_fails(scope: Scope, corpus: StoreCorpus) -> bool:
+    try:
+        render_scope(Scope(where=scope.pinned, params=scope.pinned_params), corpus)
+    except FilterError:
+        return True
+    return False
