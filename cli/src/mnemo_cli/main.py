@@ -20,6 +20,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "tenant",
     "corpus",
     "graph",
+    "token",
+    "navigate",
 )
 
 

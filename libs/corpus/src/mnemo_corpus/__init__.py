@@ -19,6 +19,13 @@ from mnemo_corpus.persist_commands import (
     plan_ingest,
 )
 from mnemo_corpus.protocol import CorpusProtocol
+from mnemo_corpus.remote import (
+    HttpResponse,
+    HttpTransport,
+    MnemoClient,
+    MnemoCorpus,
+    RemoteCorpusError,
+)
 
 __all__ = [
     "DEFAULT_GLOB",
@@ -32,11 +39,16 @@ __all__ = [
     "EdgesStore",
     "EntryGraph",
     "ExtraAliasesFileError",
+    "HttpResponse",
+    "HttpTransport",
     "IngestPlan",
     "KeywordRetriever",
     "LinkKind",
     "LinkOptions",
+    "MnemoClient",
+    "MnemoCorpus",
     "PersistCommand",
+    "RemoteCorpusError",
     "RetrievalEntry",
     "RetrievalHit",
     "UnresolvedLink",
