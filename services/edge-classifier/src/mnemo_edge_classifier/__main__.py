@@ -1,0 +1,20 @@
+"""`python -m mnemo_edge_classifier`: run the edge classifier until SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+
+from mnemo_telemetry.logs import configure_logging
+
+from mnemo_edge_classifier.app import create_app
+from mnemo_edge_classifier.settings import ClassifierSettings
+
+
+def main() -> None:
+    settings = ClassifierSettings()
+    configure_logging("edge-classifier", settings.log_level)
+    raise SystemExit(asyncio.run(create_app(settings).run()))
+
+
+if __name__ == "__main__":
+    main()

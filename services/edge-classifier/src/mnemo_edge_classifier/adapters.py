@@ -1,0 +1,69 @@
+"""Postgres adapters of the use case's ports: the corpus registry and the candidate source, both
+read as the read-only role `mnemo_classifier` under the tenant's row-level security."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Sequence
+
+import asyncpg
+from mnemo_store import Scope, Store, StoreCorpus
+from mnemo_store.candidates import find_candidates, key_frequencies
+from mnemo_store.errors import StoreError
+
+from mnemo_edge_classifier.use_cases import Neighbourhood
+
+RELOAD_AFTER_MISS_SECONDS = 1.0
+
+
+class RegistryCorpora:
+    """Store corpora from `mnemo.corpora`, cached; a miss re-reads at most once a second."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+        self._corpora: dict[str, StoreCorpus] = {}
+        self._read_at = -RELOAD_AFTER_MISS_SECONDS
+
+    async def corpus(self, corpus_id: str) -> StoreCorpus | None:
+        if corpus_id not in self._corpora and (
+            time.monotonic() - self._read_at >= RELOAD_AFTER_MISS_SECONDS
+        ):
+            rows = await self._pool.fetch(
+                "SELECT corpus_id, definition::text AS definition FROM mnemo.corpora"
+                " WHERE kind = 'store_graph'"
+            )
+            corpora = {}
+            for row in rows:
+                try:
+                    corpora[row["corpus_id"]] = StoreCorpus.from_definition(
+                        json.loads(row["definition"])
+                    )
+                except (StoreError, ValueError, KeyError, TypeError):
+                    continue  # a definition this version cannot read is not a corpus it serves
+            self._corpora = corpora
+            self._read_at = time.monotonic()
+        return self._corpora.get(corpus_id)
+
+
+class StoreCandidates:
+    """Candidates and key frequencies in one read-only tenant transaction."""
+
+    def __init__(self, store: Store, limit: int) -> None:
+        self._store = store
+        self._limit = limit
+
+    async def neighbourhood(
+        self,
+        tenant: uuid.UUID,
+        corpus: StoreCorpus,
+        document_id: str,
+        words: Sequence[str],
+        keys: Sequence[str],
+        scope: Scope,
+    ) -> Neighbourhood:
+        async with self._store.tenant(tenant, read_only=True) as tx:
+            candidates = await find_candidates(tx, corpus, document_id, words, self._limit, scope)
+            frequencies = await key_frequencies(tx, corpus, keys, scope)
+        return Neighbourhood(candidates, frequencies)

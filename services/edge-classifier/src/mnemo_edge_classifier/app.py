@@ -1,0 +1,117 @@
+"""`create_app()`: reads the settings, builds the broker, the pool and the classifier, and returns
+the service runtime (probes on port 8082, SIGTERM handling)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import asyncpg
+from mnemo_events import DOCUMENT_PERSISTED, PERSIST, DocumentPersisted, Envelope, PersistRow
+from mnemo_events.broker import create_broker, publish
+from mnemo_events.consumer import Received, build_consumer, single
+from mnemo_events.provisioning import ensure_topics
+from mnemo_events.readiness import broker_reachable, partitions_ready
+from mnemo_mdn.edge_classification import ClassifierOptions
+from mnemo_store import Store
+from mnemo_telemetry.service import ServiceRuntime
+
+from mnemo_edge_classifier.adapters import RegistryCorpora, StoreCandidates
+from mnemo_edge_classifier.llm_classifier import ChatClassifier, ChatSettings
+from mnemo_edge_classifier.settings import ClassifierSettings
+from mnemo_edge_classifier.subscribers import document_handler
+from mnemo_edge_classifier.use_cases import ClassifyDocument, EdgeClassifier, LexicalClassifier
+
+TRANSIENT = (
+    OSError,
+    ConnectionError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.InterfaceError,
+    asyncpg.CannotConnectNowError,
+)
+
+
+def create_app(settings: ClassifierSettings | None = None) -> ServiceRuntime:
+    settings = settings or ClassifierSettings()
+    broker = create_broker(settings.kafka, client_id=settings.group)
+    stopping = asyncio.Event()
+    pools: list[asyncpg.Pool] = []
+    chat: list[ChatClassifier] = []
+    handlers: list[object] = []
+
+    async def handle(item: Received[DocumentPersisted]) -> None:
+        if not handlers:
+            raise ConnectionError("the service has not started yet")
+        await handlers[0](item)  # type: ignore[operator]  # the handler wired in start()
+
+    _, subscriber = build_consumer(
+        broker,
+        topic=DOCUMENT_PERSISTED,
+        group=settings.group,
+        data_model=DocumentPersisted,
+        handler=single(handle),
+        settings=settings.kafka,
+        stopping=stopping,
+        transient=TRANSIENT,
+    )
+
+    async def send(command: Envelope[PersistRow]) -> None:
+        await publish(broker, PERSIST, command)  # type: ignore[arg-type]  # Envelope is covariant in use
+
+    async def start() -> None:
+        await ensure_topics(settings.kafka)
+        pool = await asyncpg.create_pool(
+            settings.database_url, min_size=1, max_size=settings.pool_size
+        )
+        pools.append(pool)
+        classifier: EdgeClassifier
+        if settings.classifier == "llm":
+            chat.append(
+                ChatClassifier(
+                    ChatSettings(
+                        settings.llm_base_url,
+                        settings.llm_model,
+                        settings.llm_api_key.get_secret_value(),
+                        settings.llm_timeout_seconds,
+                    )
+                )
+            )
+            classifier = chat[0]
+        else:
+            classifier = LexicalClassifier(ClassifierOptions(max_links=settings.max_links))
+        use_case = ClassifyDocument(
+            RegistryCorpora(pool),
+            StoreCandidates(Store(pool), settings.candidate_limit),
+            classifier,
+            settings.scope_columns,
+            settings.candidate_limit,
+        )
+        handlers.append(document_handler(use_case, send))
+        await broker.start()
+
+    async def stop() -> None:
+        stopping.set()
+        await broker.stop()
+        for client in chat:
+            await client.close()
+        for pool in pools:
+            await pool.close()
+
+    async def database() -> str | None:
+        if not pools:
+            return "not connected yet"
+        await pools[0].fetchval("SELECT 1")
+        return None
+
+    return ServiceRuntime(
+        name="edge-classifier",
+        host=settings.host,
+        port=settings.port,
+        start=start,
+        stop=stop,
+        stopping=stopping,
+        checks={
+            "database": database,
+            "kafka": broker_reachable(broker),
+            "partitions": partitions_ready([subscriber]),
+        },
+    )

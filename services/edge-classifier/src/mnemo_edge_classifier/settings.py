@@ -1,0 +1,33 @@
+"""The edge classifier's settings (`MNEMO_CLASSIFIER_…`, plus `MNEMO_KAFKA_…`)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from mnemo_events.settings import KafkaSettings
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class ClassifierSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="MNEMO_CLASSIFIER_", frozen=True, extra="ignore")
+
+    host: str = "127.0.0.1"
+    port: int = 8082
+    database_url: str = "postgresql://mnemo_classifier:mnemo_classifier@127.0.0.1:25432/mnemo"
+    """As the read-only role `mnemo_classifier` (`MNEMO_CLASSIFIER_DATABASE_URL`)."""
+    group: str = "mnemo.edge-classifier"
+    pool_size: int = Field(default=4, ge=1)
+    classifier: Literal["lexical", "llm"] = "lexical"
+    scope_columns: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    """Per corpus, the columns that scope its documents to an end-client (JSON, e.g.
+    `{"Memory": ["tenant_id"]}`): candidates must have the new document's values in them, and the
+    edges carry those values."""
+    candidate_limit: int = Field(default=50, ge=1, le=1000)
+    max_links: int = Field(default=10, ge=1)
+    llm_base_url: str = "http://127.0.0.1:11434/v1"
+    llm_model: str = "gpt-4o-mini"
+    llm_api_key: SecretStr = SecretStr("")
+    llm_timeout_seconds: float = Field(default=30.0, gt=0)
+    log_level: str = "INFO"
+    kafka: KafkaSettings = Field(default_factory=KafkaSettings)

@@ -1,0 +1,54 @@
+"""`mnemo.document.persisted.v1` → `ClassifyDocument` → `mnemo.persist.v1` (thin: decode, bind the
+log context, call the use case, publish). The offset commits after the publishes returned."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import structlog
+from mnemo_events import DocumentPersisted, Envelope, PersistRow
+from mnemo_events.consumer import Received
+from mnemo_events.errors import Rejected
+from mnemo_events.tracing import current_traceparent
+from prometheus_client import Counter
+
+from mnemo_edge_classifier.errors import DocumentRefusedError
+from mnemo_edge_classifier.use_cases import ClassifyDocument
+
+log = structlog.get_logger("mnemo_edge_classifier")
+
+DOCUMENTS = Counter("mnemo_classifier_documents_total", "documents classified", ["outcome"])
+EDGES = Counter("mnemo_classifier_edges_total", "edges published to ingest")
+REFUSED_DECISIONS = Counter(
+    "mnemo_classifier_decisions_refused_total", "classifier decisions refused before persist"
+)
+
+Publish = Callable[[Envelope[PersistRow]], Awaitable[None]]
+
+
+def document_handler(
+    use_case: ClassifyDocument, publish: Publish
+) -> Callable[[Received[DocumentPersisted]], Awaitable[None]]:
+    async def handle(item: Received[DocumentPersisted]) -> None:
+        envelope = item.envelope
+        bound = structlog.contextvars.bound_contextvars(
+            tenant=str(envelope.tenant),
+            corpus=envelope.data.corpus,
+            event_id=str(envelope.event_id),
+        )
+        with bound:
+            try:
+                commands, refused = await use_case.edges_for(envelope, trace=current_traceparent())
+            except DocumentRefusedError as error:
+                DOCUMENTS.labels("refused").inc()
+                raise Rejected(str(error)) from error
+            for reason in refused:
+                log.info("decision_refused", reason=reason)
+            REFUSED_DECISIONS.inc(len(refused))
+            for command in commands:
+                await publish(command)
+            EDGES.inc(len(commands))
+            DOCUMENTS.labels("classified").inc()
+            log.debug("document_classified", edges=len(commands))
+
+    return handle

@@ -1,0 +1,221 @@
+"""Turning one persisted document into edge rows for ingest (the logic, over ports).
+
+A `document.persisted` event names a corpus and the document's row. The use case finds the corpus,
+scopes the search to the document's end-client (the corpus's scope columns), asks the candidate
+source for its candidates and the rarity of its keys, asks the classifier for edges, checks every
+decision against the candidates and the catalog, and returns one persist command per edge with a
+deterministic event id (a redelivered event yields the same ids, which ingest deduplicates).
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from mnemo_events import PERSIST, PersistRow, new_envelope
+from mnemo_events.models import DocumentPersisted, Envelope
+from mnemo_mdn import RELATION_TYPES
+from mnemo_mdn.edge_classification import (
+    ClassifierOptions,
+    DocumentKeys,
+    EdgeDecision,
+    Rarity,
+    TextDocument,
+    classify,
+    document_keys,
+    keys_of,
+)
+from mnemo_store import Scope, StoreCorpus
+from mnemo_store.candidates import CandidateDocument
+
+from mnemo_edge_classifier.errors import DocumentRefusedError
+
+PRODUCER = "mnemo.edge-classifier"
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbourhood:
+    """What the store says around a new document: its candidates and its keys' frequencies."""
+
+    candidates: Sequence[CandidateDocument]
+    frequencies: Mapping[str, int]
+
+
+class CorpusDirectory(Protocol):
+    async def corpus(self, corpus_id: str) -> StoreCorpus | None: ...
+
+
+class CandidateSource(Protocol):
+    async def neighbourhood(
+        self,
+        tenant: uuid.UUID,
+        corpus: StoreCorpus,
+        document_id: str,
+        words: Sequence[str],
+        keys: Sequence[str],
+        scope: Scope,
+    ) -> Neighbourhood: ...
+
+
+class EdgeClassifier(Protocol):
+    async def classify(
+        self, document: DocumentKeys, candidates: Sequence[DocumentKeys], rarity: Rarity
+    ) -> Sequence[EdgeDecision]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalClassifier:
+    """The default: `mnemo_mdn.edge_classification.classify`, pure."""
+
+    options: ClassifierOptions = field(default_factory=ClassifierOptions)
+
+    async def classify(
+        self, document: DocumentKeys, candidates: Sequence[DocumentKeys], rarity: Rarity
+    ) -> Sequence[EdgeDecision]:
+        return classify(document, candidates, rarity, self.options)
+
+
+@dataclass(slots=True)
+class Counts:
+    documents: int = 0
+    edges: int = 0
+    rejected_decisions: int = 0
+
+
+def edge_event_id(source_event: uuid.UUID, decision: EdgeDecision) -> uuid.UUID:
+    """The same source event and edge always give the same event id (ingest's inbox dedups)."""
+    return uuid.uuid5(source_event, f"{decision.source}\x1f{decision.target}\x1f{decision.etype}")
+
+
+def valid_decisions(
+    document_id: str, candidate_ids: set[str], decisions: Sequence[EdgeDecision]
+) -> tuple[list[EdgeDecision], list[str]]:
+    """Decisions that join the document to one of its candidates with a catalog type and a weight
+    in (0, 1]; and a reason for each one refused."""
+    kept: list[EdgeDecision] = []
+    refused: list[str] = []
+    for decision in decisions:
+        ends = {decision.source, decision.target}
+        if decision.etype not in RELATION_TYPES:
+            refused.append(f"type {decision.etype!r} is not in the relation catalog")
+        elif not (math.isfinite(decision.weight) and 0.0 < decision.weight <= 1.0):
+            refused.append(f"weight {decision.weight!r} is outside (0, 1]")
+        elif document_id not in ends or not (ends - {document_id}) <= candidate_ids:
+            refused.append(f"{decision.source} -> {decision.target} is not a candidate edge")
+        elif decision.source == decision.target:
+            refused.append("an edge from a document to itself")
+        else:
+            kept.append(decision)
+    return kept, refused
+
+
+class ClassifyDocument:
+    """`document.persisted` in, persist commands for its edges out."""
+
+    def __init__(
+        self,
+        directory: CorpusDirectory,
+        source: CandidateSource,
+        classifier: EdgeClassifier,
+        scope_columns: Mapping[str, Sequence[str]],
+        candidate_limit: int = 50,
+    ) -> None:
+        self._directory = directory
+        self._source = source
+        self._classifier = classifier
+        self._scope_columns = scope_columns
+        self._limit = candidate_limit
+        self.counts = Counts()
+
+    async def edges_for(
+        self, envelope: Envelope[DocumentPersisted], trace: str | None = None
+    ) -> tuple[list[Envelope[PersistRow]], list[str]]:
+        """The persist commands for the document's edges, and the reasons of refused decisions.
+
+        Raises `DocumentRefusedError` for an event that can never be classified.
+        """
+        data = envelope.data
+        corpus = await self._directory.corpus(data.corpus)
+        if corpus is None:
+            raise DocumentRefusedError(
+                f"corpus {data.corpus!r} is not a registered store corpus (`mnemo corpus list`)"
+            )
+        if data.store != corpus.documents.name:
+            raise DocumentRefusedError(
+                f"store {data.store!r} is not the documents store of corpus {data.corpus!r}"
+                f" ({corpus.documents.name!r})"
+            )
+        title = data.values.get(corpus.title_column)
+        body = data.values.get(corpus.body_column) if corpus.body_column else None
+        document = TextDocument(
+            str(data.id),
+            title if isinstance(title, str) else "" if title is None else str(title),
+            body if isinstance(body, str) or body is None else str(body),
+        )
+        scope, scope_values = self._scope(corpus, data)
+        keys = document_keys(document)
+        wanted = keys_of(keys)
+        around = await self._source.neighbourhood(
+            envelope.tenant, corpus, document.id, wanted, wanted, scope
+        )
+        candidates = [document_keys(TextDocument(c.id, c.title, c.body)) for c in around.candidates]
+        decisions = await self._classifier.classify(
+            keys, candidates, Rarity(dict(around.frequencies))
+        )
+        kept, refused = valid_decisions(document.id, {c.id for c in candidates}, decisions)
+        self.counts.documents += 1
+        self.counts.edges += len(kept)
+        self.counts.rejected_decisions += len(refused)
+        commands = [
+            new_envelope(
+                PersistRow(
+                    store=corpus.relations.name, values=self._row(corpus, decision, scope_values)
+                ),
+                tenant=envelope.tenant,
+                producer=PRODUCER,
+                event_type=PERSIST,
+                event_id=edge_event_id(envelope.event_id, decision),
+                trace=trace,
+            )
+            for decision in kept
+        ]
+        return commands, refused
+
+    def _scope(
+        self, corpus: StoreCorpus, data: DocumentPersisted
+    ) -> tuple[Scope, dict[str, str | int | float | bool]]:
+        columns = self._scope_columns.get(corpus.name, ())
+        values: dict[str, str | int | float | bool] = {}
+        for column in columns:
+            value = data.values.get(column)
+            if value is None or isinstance(value, (list, dict)):
+                raise DocumentRefusedError(
+                    f"the document has no value for {column!r}, the scope column of corpus"
+                    f" {corpus.name!r}: its edges could join another end-client's documents"
+                )
+            values[column] = value
+        if not values:
+            return Scope(), values
+        where = " and ".join(f"{column} == '${{{column}}}'" for column in columns)
+        return Scope(where, {c: str(v) for c, v in values.items()}), values
+
+    @staticmethod
+    def _row(
+        corpus: StoreCorpus,
+        decision: EdgeDecision,
+        scope_values: Mapping[str, str | int | float | bool],
+    ) -> dict[str, str | int | float | bool | None]:
+        numeric = corpus.id_type.name in ("INTEGER", "BIGINT")
+        row: dict[str, str | int | float | bool | None] = {
+            corpus.from_column: int(decision.source) if numeric else decision.source,
+            corpus.to_column: int(decision.target) if numeric else decision.target,
+            corpus.etype_column: decision.etype,
+            corpus.weight_column: decision.weight,
+        }
+        for column, value in scope_values.items():
+            if corpus.relations.column(column) is not None:
+                row[column] = value
+        return row

@@ -1,0 +1,144 @@
+"""The classifier's use case over in-memory ports: scope, commands, deterministic ids, refusals."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+import pytest
+from mnemo_axon.compiler import load_deployment
+from mnemo_edge_classifier.errors import DocumentRefusedError
+from mnemo_edge_classifier.use_cases import (
+    ClassifyDocument,
+    EdgeClassifier,
+    LexicalClassifier,
+    Neighbourhood,
+)
+from mnemo_events import DocumentPersisted, Envelope, new_envelope
+from mnemo_mdn.edge_classification import DocumentKeys, EdgeDecision, Rarity
+from mnemo_store import Scope, StoreCorpus
+from mnemo_store.candidates import CandidateDocument
+
+DECLARATIONS = """
+axonstore Docs { backend: postgresql
+  schema { id: Uuid primary_key  tenant_id: Uuid not_null  title: Text not_null  body: Text } }
+axonstore Edges { backend: postgresql
+  schema { from_id: Uuid not_null  to_id: Uuid not_null  etype: Text not_null
+           weight: Float not_null  tenant_id: Uuid not_null } }
+corpus Memory from axonstore {
+  documents: Docs(id, title, body)
+  relations: Edges(from_id, to_id, etype, weight)
+}
+"""
+CORPUS = StoreCorpus.from_deployment(load_deployment(DECLARATIONS, "t.axon"), "Memory")
+SINGER = str(uuid.uuid4())
+
+
+class Directory:
+    async def corpus(self, corpus_id: str) -> StoreCorpus | None:
+        return CORPUS if corpus_id == "Memory" else None
+
+
+class Candidates:
+    def __init__(self) -> None:
+        self.scopes: list[Scope] = []
+
+    async def neighbourhood(
+        self,
+        tenant: uuid.UUID,
+        corpus: StoreCorpus,
+        document_id: str,
+        words: Sequence[str],
+        keys: Sequence[str],
+        scope: Scope,
+    ) -> Neighbourhood:
+        self.scopes.append(scope)
+        return Neighbourhood([CandidateDocument(SINGER, "Hilda Hilst", "A poet.")], {})
+
+
+class Rogue:
+    async def classify(
+        self, document: DocumentKeys, candidates: Sequence[DocumentKeys], rarity: Rarity
+    ) -> Sequence[EdgeDecision]:
+        return [
+            EdgeDecision(document.id, SINGER, "cite", 0.5),
+            EdgeDecision(document.id, "not-a-candidate", "cite", 0.5),
+        ]
+
+
+def event(
+    values: dict[str, object], corpus: str = "Memory", store: str = "Docs"
+) -> Envelope[DocumentPersisted]:
+    return new_envelope(
+        DocumentPersisted(corpus=corpus, store=store, id=str(values["id"]), values=values),
+        tenant=uuid.uuid4(),
+        producer="test",
+        event_type="mnemo.document.persisted.v1",
+    )
+
+
+def song(client: str | None) -> dict[str, object]:
+    return {
+        "id": str(uuid.uuid4()),
+        "tenant_id": client,
+        "title": "Blue Moon Rising",
+        "body": "Performed by Hilda Hilst.",
+    }
+
+
+def use_case(source: Candidates, classifier: EdgeClassifier | None = None) -> ClassifyDocument:
+    return ClassifyDocument(
+        Directory(),
+        source,
+        classifier or LexicalClassifier(),
+        {"Memory": ("tenant_id",)},
+    )
+
+
+async def test_a_mention_becomes_a_persist_command_for_the_relations_store_in_the_same_scope() -> (
+    None
+):
+    source, client = Candidates(), str(uuid.uuid4())
+    envelope = event(song(client))
+    commands, refused = await use_case(source).edges_for(envelope)
+    assert refused == []
+    assert [c.data.store for c in commands] == ["Edges"]
+    assert commands[0].data.values == {
+        "from_id": envelope.data.id,
+        "to_id": SINGER,
+        "etype": "cite",
+        "weight": 1.0,
+        "tenant_id": client,
+    }
+    assert commands[0].tenant == envelope.tenant
+    assert source.scopes == [Scope("tenant_id == '${tenant_id}'", {"tenant_id": client})]
+
+
+async def test_a_redelivered_event_yields_the_same_event_ids() -> None:
+    envelope = event(song(str(uuid.uuid4())))
+    first, _ = await use_case(Candidates()).edges_for(envelope)
+    again, _ = await use_case(Candidates()).edges_for(envelope)
+    assert [c.event_id for c in first] == [c.event_id for c in again]
+
+
+async def test_decisions_outside_the_candidates_are_refused_with_a_reason() -> None:
+    commands, refused = await use_case(Candidates(), Rogue()).edges_for(event(song("c")))
+    assert [c.data.values["to_id"] for c in commands] == [SINGER]
+    assert refused == [
+        f"{commands[0].data.values['from_id']} -> not-a-candidate is not a candidate edge"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("values", "corpus", "store", "reason"),
+    [
+        (song(None), "Memory", "Docs", "no value for 'tenant_id'"),
+        (song("c"), "Nowhere", "Docs", "not a registered store corpus"),
+        (song("c"), "Memory", "Edges", "not the documents store"),
+    ],
+)
+async def test_an_event_that_can_never_be_classified_is_refused(
+    values: dict[str, object], corpus: str, store: str, reason: str
+) -> None:
+    with pytest.raises(DocumentRefusedError, match=reason):
+        await use_case(Candidates()).edges_for(event(values, corpus, store))
