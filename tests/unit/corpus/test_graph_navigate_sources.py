@@ -43,7 +43,9 @@ def test_a_folder_is_navigated_and_its_unresolved_links_are_reported(
     assert code == 0
     hits = json.loads(captured.out)["hits"]
     assert [hit["id"] for hit in hits] == ["a.md", "b.md"]
-    assert hits[1]["via"] == {"from": "a.md", "etype": "cite", "weight": 0.5}
+    # The strongest link wins: the classifier's `elaborate` (the name "Parcel", held by these two
+    # documents only) outweighs the wiki-link's `cite` of weight 0.5.
+    assert hits[1]["via"] == {"from": "a.md", "etype": "elaborate", "weight": 1.0}
     assert captured.err.splitlines() == [
         "mnemo: warning: unresolved link: a.md -> nobody (wiki-link: no entry has this alias)"
     ]

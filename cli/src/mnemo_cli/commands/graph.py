@@ -189,7 +189,7 @@ def _markdown_graph(args: argparse.Namespace) -> CorpusGraph:
     # A link that leads nowhere is left out of the graph, so it is reported, never dropped silently.
     for link in graph.unresolved_links:
         print(f"mnemo: warning: unresolved link: {link.describe()}", file=sys.stderr)
-    return graph.to_corpus_graph()
+    return graph.to_corpus_graph(classify=True)
 
 
 def _params(args: argparse.Namespace) -> MdnParams:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from mnemo_mdn import RELATION_TYPES, CorpusGraph, Document, Edge
+from mnemo_mdn.lexical_index import classify_corpus
 
 from mnemo_corpus.entry import RetrievalEntry
 from mnemo_corpus.errors import DuplicateAliasError
@@ -97,9 +98,22 @@ class EntryGraph:
     pending_edges: tuple[Edge, ...]
     unresolved_links: tuple[UnresolvedLink, ...]
 
-    def to_corpus_graph(self) -> CorpusGraph:
-        """The engine's graph: documents and resolved edges (pending edges join no document)."""
-        return CorpusGraph.build(list(self.documents), list(self.edges), order="declared")
+    def to_corpus_graph(self, *, classify: bool = False) -> CorpusGraph:
+        """The engine's graph: documents and resolved edges (pending edges join no document).
+
+        With `classify`, plus the edges the lexical edge classifier finds between the documents
+        (`mnemo_mdn.lexical_index.classify_corpus`, the edge-classifier service's rules); an edge
+        the links already give (same ends and type) is not added twice.
+        """
+        edges = list(self.edges)
+        if classify:
+            known = {(edge.source, edge.target, edge.etype) for edge in edges}
+            edges += [
+                decision.to_edge()
+                for decision in classify_corpus(self.documents)
+                if (decision.source, decision.target, decision.etype) not in known
+            ]
+        return CorpusGraph.build(list(self.documents), edges, order="declared")
 
 
 def entry_graph(corpus: CorpusProtocol, options: LinkOptions | None = None) -> EntryGraph:
