@@ -57,9 +57,7 @@ FUNCTION_WORDS: Final = _word_set(
     den af y et"""
 )
 # Lowercase words that may sit inside a name: `Treaty of Paris`, `Leonardo da Vinci`.
-NAME_CONNECTORS: Final = _word_set(
-    "of de la le du des del da di von van der den af y the"
-)
+NAME_CONNECTORS: Final = _word_set("of de la le du des del da di von van der den af y the")
 NEGATIONS: Final = _word_set(
     "not no never neither nor none nobody nothing cannot without false untrue"
 )
