@@ -1,0 +1,196 @@
+"""`create_app()`: reads the settings, builds the broker, pools, consumer and relay, and returns
+the service runtime (probes on port 8081, SIGTERM handling)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from datetime import timedelta
+
+import asyncpg
+import structlog
+from faststream.kafka import KafkaBroker
+from mnemo_events import PERSIST, TOPICS, PersistRow, new_envelope
+from mnemo_events.broker import create_broker
+from mnemo_events.consumer import build_consumer
+from mnemo_events.dead_letters import DeadLetter, Delivery, publish_dead_letter
+from mnemo_events.provisioning import ensure_topics
+from mnemo_events.readiness import broker_reachable, partitions_ready
+from mnemo_store import OutboxMessage, OutboxRelay, Store
+from mnemo_store.ingest_writes import PendingEdge
+from mnemo_telemetry.service import ServiceRuntime
+
+from mnemo_ingest.directory import PostgresDirectory
+from mnemo_ingest.settings import IngestSettings
+from mnemo_ingest.subscribers import persist_handler
+from mnemo_ingest.use_cases import PRODUCER, Ingest
+
+log = structlog.get_logger("mnemo_ingest")
+
+INBOX_CONSUMER = "mnemo.ingest"
+"""The inbox name: one per service, so every consumer group of ingest deduplicates together."""
+
+TRANSIENT = (
+    OSError,
+    ConnectionError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.InterfaceError,
+    asyncpg.CannotConnectNowError,
+    asyncpg.DeadlockDetectedError,
+    asyncpg.SerializationError,
+)
+
+
+class KafkaPublisher:
+    """The relay's publisher port over the service's broker."""
+
+    def __init__(self, broker: KafkaBroker) -> None:
+        self._broker = broker
+
+    async def publish(self, message: OutboxMessage) -> None:
+        await self._broker.publish(
+            message.payload.encode(),
+            topic=message.topic,
+            key=message.key,
+            headers=dict(message.headers),
+        )
+
+
+class KafkaDeadLetters:
+    """Parked edges that can never be applied go to `mnemo.persist.v1.dlt` as a persist envelope
+    rebuilt from what was parked (same event id), with the reason."""
+
+    def __init__(self, broker: KafkaBroker, group: str, topic: str) -> None:
+        self._broker = broker
+        self._group = group
+        self._topic = topic
+
+    async def dead_letter_edge(self, tenant: uuid.UUID, edge: PendingEdge, reason: str) -> None:
+        envelope = new_envelope(
+            PersistRow(store=edge.store, values=edge.values),
+            tenant=tenant,
+            producer=PRODUCER,
+            event_type=PERSIST,
+            event_id=edge.event_id,
+        )
+        delivery = Delivery(
+            topic=self._topic,
+            partition=-1,
+            offset=-1,
+            key=str(tenant).encode(),
+            value=envelope.model_dump_json().encode(),
+            headers=(("mnemo-pending-since", edge.received_at.isoformat().encode()),),
+        )
+        await publish_dead_letter(self._broker, DeadLetter(delivery, reason, 1), self._group)
+
+
+def create_app(settings: IngestSettings | None = None) -> ServiceRuntime:
+    settings = settings or IngestSettings()
+    broker = create_broker(settings.kafka, client_id=settings.group)
+    stopping = asyncio.Event()
+    state: dict[str, object] = {}
+    tasks: list[asyncio.Task[None]] = []
+
+    async def handle(items):  # type: ignore[no-untyped-def]  # delegates to the wired handler
+        return await state["handler"](items)  # type: ignore[operator]
+
+    _, subscriber = build_consumer(
+        broker,
+        topic=settings.topic,
+        group=settings.group,
+        data_model=PersistRow,
+        handler=handle,
+        settings=settings.kafka,
+        stopping=stopping,
+        transient=TRANSIENT,
+        batch=True,
+    )
+
+    async def start() -> None:
+        await ensure_topics(settings.kafka, (*TOPICS, settings.topic))
+        pool = await asyncpg.create_pool(
+            settings.database_url, min_size=2, max_size=settings.pool_size
+        )
+        relay_pool = await asyncpg.create_pool(settings.relay_database_url, min_size=1, max_size=2)
+        state["pool"], state["relay_pool"] = pool, relay_pool
+        directory = PostgresDirectory(pool)
+        ingest = Ingest(
+            Store(pool),
+            directory,
+            KafkaDeadLetters(broker, settings.group, settings.topic),
+            consumer=INBOX_CONSUMER,
+        )
+        state["handler"] = persist_handler(ingest)
+        await broker.start()
+        relay = OutboxRelay(
+            relay_pool, KafkaPublisher(broker), batch_size=settings.relay_batch_size
+        )
+        tasks.append(asyncio.create_task(_forever("relay", relay.run, stopping)))
+        tasks.append(
+            asyncio.create_task(
+                _sweep(
+                    ingest,
+                    timedelta(seconds=settings.pending_hold_seconds),
+                    settings.pending_sweep_seconds,
+                    stopping,
+                )
+            )
+        )
+
+    async def stop() -> None:
+        stopping.set()
+        # The relay and the sweep finish their round first (they publish through the broker's
+        # producer); then the broker stops, waiting for the batch in hand, which commits.
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+                await asyncio.wait_for(task, 3)
+        await broker.stop()
+        for name in ("pool", "relay_pool"):
+            pool = state.get(name)
+            if isinstance(pool, asyncpg.Pool):
+                await pool.close()
+
+    async def database() -> str | None:
+        pool = state.get("pool")
+        if not isinstance(pool, asyncpg.Pool):
+            return "not connected yet"
+        await pool.fetchval("SELECT 1")
+        return None
+
+    return ServiceRuntime(
+        name="ingest",
+        host=settings.host,
+        port=settings.port,
+        start=start,
+        stop=stop,
+        stopping=stopping,
+        checks={
+            "database": database,
+            "kafka": broker_reachable(broker),
+            "partitions": partitions_ready([subscriber]),
+        },
+    )
+
+
+async def _forever(name: str, run, stopping: asyncio.Event) -> None:  # type: ignore[no-untyped-def]
+    """Run `run(stopping)` again after any failure (the relay resumes where it stopped)."""
+    while not stopping.is_set():
+        try:
+            await run(stopping)
+        except Exception as error:
+            log.warning(f"{name}_failed", error=repr(error))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stopping.wait(), 1.0)
+
+
+async def _sweep(ingest: Ingest, hold: timedelta, every: float, stopping: asyncio.Event) -> None:
+    while not stopping.is_set():
+        try:
+            expired = await ingest.sweep_expired(hold)
+            if expired:
+                log.info("pending_edges_dead_lettered", count=expired)
+        except Exception as error:
+            log.warning("sweep_failed", error=repr(error))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stopping.wait(), every)

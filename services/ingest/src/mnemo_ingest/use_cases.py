@@ -1,0 +1,425 @@
+"""Persisting rows: the only writer of store rows (ARCHITECTURE §3).
+
+One transaction per tenant of a batch: claim each event in the inbox (a duplicate is skipped),
+take the revision rows of every corpus the batch writes (in name order: no deadlock), insert the
+rows store by store, check every edge (G2: both endpoints exist for this tenant and in the edge's
+scope; an edge whose endpoint has not arrived waits in `pending_edges`), apply the waiting edges
+the new documents complete, and append to the outbox one `document.persisted` per document and one
+`store:<name>:persist` audit event per store. Rows that can never be written come back as
+`Refusal`s (the subscriber dead-letters them); everything else commits together.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal, Protocol
+
+from mnemo_axon.ir import StoreDecl
+from mnemo_events import (
+    AUDIT,
+    DOCUMENT_PERSISTED,
+    AuditRecorded,
+    DocumentPersisted,
+    PersistAudited,
+    new_envelope,
+)
+from mnemo_store import OutboxEvent, Store, StoreCorpus, TenantTransaction
+from mnemo_store.ingest_writes import (
+    PendingEdge,
+    existing_documents,
+    hold_edge,
+    take_expired_pending_edges,
+    take_pending_edges_for,
+)
+
+from mnemo_ingest.errors import InvalidRow
+from mnemo_ingest.rows import check_edge, coerce_row, key_text
+
+PRODUCER = "mnemo.ingest"
+Role = Literal["documents", "relations"]
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One persist command: a row for a store of `tenant`. `ref` is the caller's handle on the
+    message, given back in a `Refusal`."""
+
+    ref: Any
+    event_id: uuid.UUID
+    tenant: uuid.UUID
+    store: str
+    values: Mapping[str, Any]
+    producer: str
+    trace_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    ref: Any
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoreUse:
+    """A store and the corpora that read it, each with the role the store plays there."""
+
+    store: StoreDecl
+    corpora: tuple[tuple[StoreCorpus, Role], ...] = ()
+
+    def role(self, role: Role) -> StoreCorpus | None:
+        return next((c for c, r in self.corpora if r == role), None)
+
+
+class Directory(Protocol):
+    """What ingest knows of tenants and declared stores (the registry, cached)."""
+
+    async def tenant_exists(self, tenant: uuid.UUID) -> bool: ...
+
+    async def store(self, name: str) -> StoreUse | None: ...
+
+    async def tenants(self) -> Sequence[uuid.UUID]: ...
+
+
+class DeadLetters(Protocol):
+    """Where a parked edge goes when it can never be applied (its hold time passed, or its
+    documents turned out to be in another scope)."""
+
+    async def dead_letter_edge(self, tenant: uuid.UUID, edge: PendingEdge, reason: str) -> None: ...
+
+
+def scope_columns(corpus: StoreCorpus) -> tuple[str, ...]:
+    """The sub-tenant scope of a corpus's edges: the columns its documents and edges stores share
+    (same name and type, no default), other than the graph's own columns. For the memory corpus
+    that is `tenant_id`."""
+    own = {
+        corpus.id_column,
+        corpus.title_column,
+        corpus.body_column,
+        corpus.from_column,
+        corpus.to_column,
+        corpus.etype_column,
+        corpus.weight_column,
+    }
+    shared = []
+    for column in corpus.relations.columns:
+        twin = corpus.documents.column(column.name)
+        if (
+            twin is not None
+            and twin.type is column.type
+            and column.name not in own
+            and column.default is None
+            and twin.default is None
+        ):
+            shared.append(column.name)
+    return tuple(shared)
+
+
+@dataclass
+class _Prepared:
+    command: Command
+    use: StoreUse
+    row: dict[str, Any]
+
+
+@dataclass
+class _Written:
+    rows: dict[str, list[_Prepared]] = field(default_factory=lambda: defaultdict(list))
+
+
+class Ingest:
+    def __init__(
+        self, store: Store, directory: Directory, dead_letters: DeadLetters, *, consumer: str
+    ) -> None:
+        self._store = store
+        self._directory = directory
+        self._dead_letters = dead_letters
+        self._consumer = consumer
+
+    async def persist(self, commands: Sequence[Command]) -> list[Refusal]:
+        """Write `commands` (any tenants); returns the ones refused, with reasons."""
+        refusals: list[Refusal] = []
+        by_tenant: dict[uuid.UUID, list[Command]] = defaultdict(list)
+        for command in commands:
+            by_tenant[command.tenant].append(command)
+        for tenant, group in by_tenant.items():
+            if not await self._directory.tenant_exists(tenant):
+                refusals.extend(Refusal(c.ref, f"unknown tenant {tenant}") for c in group)
+                continue
+            refusals.extend(await self._persist_tenant(tenant, group))
+        return refusals
+
+    async def _prepare(self, commands: Sequence[Command]) -> tuple[list[_Prepared], list[Refusal]]:
+        prepared: list[_Prepared] = []
+        refusals: list[Refusal] = []
+        seen: set[uuid.UUID] = set()
+        for command in commands:
+            if command.event_id in seen:
+                continue  # the same event twice in one batch: the first one is written
+            seen.add(command.event_id)
+            use = await self._directory.store(command.store)
+            if use is None:
+                refusals.append(
+                    Refusal(
+                        command.ref,
+                        f"unknown store {command.store!r}: no registered corpus reads a store of "
+                        "that name (declare it and run `mnemo apply`)",
+                    )
+                )
+                continue
+            try:
+                row = coerce_row(use.store, command.values)
+                relations = use.role("relations")
+                if relations is not None:
+                    check_edge(row, relations.etype_column, relations.weight_column)
+            except InvalidRow as error:
+                refusals.append(Refusal(command.ref, str(error)))
+                continue
+            prepared.append(_Prepared(command, use, row))
+        return prepared, refusals
+
+    async def _persist_tenant(
+        self, tenant: uuid.UUID, commands: Sequence[Command]
+    ) -> list[Refusal]:
+        prepared, refusals = await self._prepare(commands)
+        if not prepared:
+            return refusals
+        late: list[tuple[PendingEdge, str]] = []
+        async with self._store.tenant(tenant) as tx:
+            claimed: list[_Prepared] = []
+            for item in sorted(prepared, key=lambda p: p.command.event_id):
+                if await tx.claim_event(self._consumer, item.command.event_id):
+                    claimed.append(item)
+            if not claimed:
+                return refusals
+            order = {id(p): n for n, p in enumerate(prepared)}
+            claimed.sort(key=lambda p: order[id(p)])
+            await tx.take_revisions(c.name for p in claimed for c, _ in p.use.corpora)
+            plain = [p for p in claimed if p.use.role("relations") is None]
+            edges = [p for p in claimed if p.use.role("relations") is not None]
+            written: dict[str, list[_Prepared]] = defaultdict(list)
+            await _insert(tx, plain, written)
+            new_documents = _document_ids(plain)
+            to_write, edge_refusals = await self._place_edges(tx, edges)
+            refusals.extend(edge_refusals)
+            await _insert(tx, to_write, written)
+            late = await self._apply_pending(tx, new_documents, written)
+            await self._announce(tx, tenant, written)
+        for edge, reason in late:
+            await self._dead_letters.dead_letter_edge(tenant, edge, reason)
+        return refusals
+
+    async def _place_edges(
+        self, tx: TenantTransaction, edges: Sequence[_Prepared]
+    ) -> tuple[list[_Prepared], list[Refusal]]:
+        """Edges whose endpoints exist in scope (to insert now); others are parked or refused."""
+        ready: list[_Prepared] = []
+        refusals: list[Refusal] = []
+        for corpus, group in _by_corpus(edges).items():
+            scope = scope_columns(corpus)
+            ids = [
+                key_text(p.row[c]) for p in group for c in (corpus.from_column, corpus.to_column)
+            ]
+            found = await existing_documents(tx, corpus.documents, corpus.id_column, ids, scope)
+            for item in group:
+                verdict = _endpoints(item.row, corpus, scope, found)
+                if verdict is None:
+                    ready.append(item)
+                elif isinstance(verdict, str):
+                    refusals.append(Refusal(item.command.ref, verdict))
+                else:
+                    await hold_edge(
+                        tx,
+                        item.command.event_id,
+                        item.use.store.name,
+                        _json_values(item.command.values),
+                        verdict,
+                    )
+        return ready, refusals
+
+    async def _apply_pending(
+        self,
+        tx: TenantTransaction,
+        new_documents: dict[str, list[str]],
+        written: dict[str, list[_Prepared]],
+    ) -> list[tuple[PendingEdge, str]]:
+        """Apply the parked edges the new documents complete; returns the ones to dead-letter."""
+        ids = sorted({i for group in new_documents.values() for i in group})
+        if not ids:
+            return []
+        waiting = await take_pending_edges_for(tx, ids)
+        late: list[tuple[PendingEdge, str]] = []
+        apply: list[_Prepared] = []
+        for edge in waiting:
+            use = await self._directory.store(edge.store)
+            corpus = use.role("relations") if use else None
+            if use is None or corpus is None:
+                late.append((edge, f"store {edge.store!r} is no longer a relations store"))
+                continue
+            try:
+                row = coerce_row(use.store, edge.values)
+            except InvalidRow as error:
+                late.append((edge, str(error)))
+                continue
+            scope = scope_columns(corpus)
+            ends = [key_text(row[corpus.from_column]), key_text(row[corpus.to_column])]
+            found = await existing_documents(tx, corpus.documents, corpus.id_column, ends, scope)
+            verdict = _endpoints(row, corpus, scope, found)
+            if verdict is None:
+                command = Command(
+                    None, edge.event_id, tx.tenant_id, edge.store, edge.values, PRODUCER
+                )
+                apply.append(_Prepared(command, use, row))
+            elif isinstance(verdict, str):
+                late.append((edge, verdict))
+            else:
+                await hold_edge(
+                    tx, edge.event_id, edge.store, edge.values, verdict, edge.received_at
+                )
+        await _insert(tx, apply, written)
+        return late
+
+    async def _announce(
+        self, tx: TenantTransaction, tenant: uuid.UUID, written: dict[str, list[_Prepared]]
+    ) -> None:
+        for store_name, items in written.items():
+            documents_of = items[0].use.role("documents")
+            relations_of = items[0].use.role("relations")
+            row_ids: list[str] = []
+            for item in items:
+                if documents_of is not None:
+                    doc_id = key_text(item.row[documents_of.id_column])
+                    row_ids.append(doc_id)
+                    for corpus, role in item.use.corpora:
+                        if role != "documents":
+                            continue
+                        event = new_envelope(
+                            DocumentPersisted(
+                                corpus=corpus.name,
+                                store=store_name,
+                                id=doc_id,
+                                values=_json_values(item.command.values),
+                            ),
+                            tenant=tenant,
+                            producer=PRODUCER,
+                            event_type=DOCUMENT_PERSISTED,
+                            event_id=uuid.uuid5(item.command.event_id, f"persisted:{corpus.name}"),
+                        )
+                        await tx.append_outbox(_outbox(DOCUMENT_PERSISTED, tenant, event))
+                elif relations_of is not None:
+                    row = item.row
+                    row_ids.append(
+                        f"{row[relations_of.from_column]}-{row[relations_of.etype_column]}->"
+                        f"{row[relations_of.to_column]}"
+                    )
+                else:
+                    row_ids.append(str(item.command.event_id))
+            sources = tuple(sorted({i.command.event_id for i in items}))
+            principals = sorted({i.command.producer for i in items})
+            traces = [i.command.trace_id for i in items if i.command.trace_id]
+            audit = new_envelope(
+                AuditRecorded(
+                    record=PersistAudited(
+                        action=f"store:{store_name}:persist",
+                        store=store_name,
+                        row_ids=tuple(row_ids),
+                        source_event_ids=sources,
+                        principal=",".join(principals),
+                        trace_id=traces[0] if traces else None,
+                    )
+                ),
+                tenant=tenant,
+                producer=PRODUCER,
+                event_type=AUDIT,
+                event_id=uuid.uuid5(sources[0], f"audit:{store_name}:{len(sources)}"),
+            )
+            await tx.append_outbox(_outbox(AUDIT, tenant, audit))
+
+    async def sweep_expired(self, hold: timedelta) -> int:
+        """Dead-letter the parked edges older than `hold`, every tenant; returns how many."""
+        count = 0
+        cutoff = datetime.now(UTC) - hold
+        for tenant in await self._directory.tenants():
+            async with self._store.tenant(tenant) as tx:
+                expired = await take_expired_pending_edges(tx, cutoff)
+                for edge in expired:
+                    await self._dead_letters.dead_letter_edge(
+                        tenant,
+                        edge,
+                        f"edge waited {hold.total_seconds():g} s for document(s) "
+                        f"{', '.join(edge.missing)}, which never arrived (G2)",
+                    )
+                count += len(expired)
+        return count
+
+
+def _by_corpus(items: Iterable[_Prepared]) -> dict[StoreCorpus, list[_Prepared]]:
+    grouped: dict[StoreCorpus, list[_Prepared]] = {}
+    for item in items:
+        corpus = item.use.role("relations")
+        assert corpus is not None
+        grouped.setdefault(corpus, []).append(item)
+    return grouped
+
+
+def _endpoints(
+    row: Mapping[str, Any],
+    corpus: StoreCorpus,
+    scope: Sequence[str],
+    found: Mapping[str, Mapping[str, Any]],
+) -> str | list[str] | None:
+    """None when both endpoints exist in the edge's scope; the missing ids; or why never (G2)."""
+    ends = [key_text(row[corpus.from_column]), key_text(row[corpus.to_column])]
+    missing = [end for end in dict.fromkeys(ends) if end not in found]
+    if missing:
+        return missing
+    for end in ends:
+        for column in scope:
+            mine = row.get(column)
+            theirs = found[end].get(column)
+            if mine is None or theirs is None or str(mine) != str(theirs):
+                return (
+                    f"edge endpoint {end} is outside the edge's scope: its {column} is "
+                    f"{theirs}, the edge's is {mine} (G2: edges join documents of one scope)"
+                )
+    return None
+
+
+async def _insert(
+    tx: TenantTransaction, items: Sequence[_Prepared], written: dict[str, list[_Prepared]]
+) -> None:
+    groups: dict[tuple[str, tuple[str, ...]], list[_Prepared]] = defaultdict(list)
+    for item in items:
+        groups[(item.use.store.name, tuple(item.row))].append(item)
+    for (store_name, _), group in groups.items():
+        await tx.insert_rows(group[0].use.store, [item.row for item in group])
+        written[store_name].extend(group)
+
+
+def _document_ids(items: Iterable[_Prepared]) -> dict[str, list[str]]:
+    ids: dict[str, list[str]] = defaultdict(list)
+    for item in items:
+        corpus = item.use.role("documents")
+        if corpus is not None:
+            ids[corpus.name].append(key_text(item.row[corpus.id_column]))
+    return ids
+
+
+def _json_values(values: Mapping[str, Any]) -> dict[str, Any]:
+    return dict(values)
+
+
+def _outbox(topic: str, tenant: uuid.UUID, envelope: Any) -> OutboxEvent:
+    headers = {"content-type": "application/json"}
+    if envelope.trace:
+        headers["traceparent"] = envelope.trace
+    return OutboxEvent(
+        event_id=envelope.event_id,
+        topic=topic,
+        key=str(tenant).encode(),
+        payload=envelope.model_dump(mode="json"),
+        headers=headers,
+    )
