@@ -18,7 +18,13 @@ from typing import Any, Self
 
 import asyncpg
 
-from mnemo_store.audit_chain import ChainReport, ChainRow, ChainVerifier, check_chain_value
+from mnemo_store.audit_chain import (
+    AuditValueError,
+    ChainReport,
+    ChainRow,
+    ChainVerifier,
+    check_chain_value,
+)
 
 _SET_TENANT = "SELECT set_config('mnemo.tenant', $1, true)"
 
@@ -133,19 +139,27 @@ class AuditLog:
             check_chain_value(dict(event.payload), f"event {event.event_id}")
         if not events:
             return {}
+        try:
+            records = await self._insert(tenant, events)
+        except asyncpg.DataError as error:
+            raise AuditValueError(f"the database refused the events: {error}") from error
+        return {record["event_id"]: record["seq"] for record in records}
+
+    async def _insert(self, tenant: uuid.UUID, events: Sequence[NewAuditEvent]) -> list[Any]:
         async with self._pool.acquire() as connection, connection.transaction():
             await connection.execute(_SET_TENANT, str(tenant))
-            records = await connection.fetch(
-                _APPEND,
-                tenant,
-                [e.event_id for e in events],
-                [e.kind for e in events],
-                [e.occurred_at for e in events],
-                [e.producer for e in events],
-                [e.trace for e in events],
-                [json.dumps(dict(e.payload), allow_nan=False) for e in events],
+            return list(
+                await connection.fetch(
+                    _APPEND,
+                    tenant,
+                    [e.event_id for e in events],
+                    [e.kind for e in events],
+                    [e.occurred_at for e in events],
+                    [e.producer for e in events],
+                    [e.trace for e in events],
+                    [json.dumps(dict(e.payload), allow_nan=False) for e in events],
+                )
             )
-        return {record["event_id"]: record["seq"] for record in records}
 
     async def page(
         self,

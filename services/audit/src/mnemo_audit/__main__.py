@@ -1,0 +1,20 @@
+"""`python -m mnemo_audit`: run the audit service until SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+
+from mnemo_telemetry.logs import configure_logging
+
+from mnemo_audit.app import create_app
+from mnemo_audit.settings import Settings
+
+
+def main() -> None:
+    settings = Settings()
+    configure_logging("audit")
+    raise SystemExit(asyncio.run(create_app(settings).run()))
+
+
+if __name__ == "__main__":
+    main()

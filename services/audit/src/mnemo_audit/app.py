@@ -1,0 +1,112 @@
+"""`create_app()`: the one place that reads settings and wires the audit service together."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Sequence
+
+import asyncpg
+from fastapi import FastAPI
+from mnemo_auth import TokenVerifier
+from mnemo_events import AuditRecorded
+from mnemo_events.broker import create_broker
+from mnemo_events.consumer import build_consumer
+from mnemo_events.provisioning import ensure_topics
+from mnemo_events.readiness import broker_reachable, partitions_ready
+from mnemo_store.audit_log import AuditLog, NewAuditEvent
+from mnemo_telemetry.probes import probe_router
+from mnemo_telemetry.service import ServiceRuntime
+
+from mnemo_audit.routes import audit_router
+from mnemo_audit.settings import Settings
+from mnemo_audit.subscribers import audit_handler
+from mnemo_audit.use_cases import AppendAuditEvents, AuditReader
+
+SERVICE = "audit"
+
+
+class _Appender:
+    """Forwards to the pool opened at start (the use case is built before anything connects)."""
+
+    def __init__(self) -> None:
+        self.log: AuditLog | None = None
+
+    def _open(self) -> AuditLog:
+        if self.log is None:
+            raise ConnectionError("the audit log is not connected yet")
+        return self.log
+
+    async def tenant_exists(self, tenant: uuid.UUID) -> bool:
+        return await self._open().tenant_exists(tenant)
+
+    async def append(
+        self, tenant: uuid.UUID, events: Sequence[NewAuditEvent]
+    ) -> dict[uuid.UUID, int]:
+        return await self._open().append(tenant, events)
+
+
+def create_app(settings: Settings | None = None) -> ServiceRuntime:
+    settings = settings or Settings()
+    broker = create_broker(settings.kafka, client_id=f"mnemo.{SERVICE}")
+    stopping = asyncio.Event()
+    holder = _Appender()
+    _consumer, subscriber = build_consumer(
+        broker,
+        topic=settings.topic,
+        group=settings.group,
+        data_model=AuditRecorded,
+        handler=audit_handler(AppendAuditEvents(holder)),
+        settings=settings.kafka,
+        stopping=stopping,
+        transient=(
+            OSError,
+            ConnectionError,
+            asyncpg.PostgresConnectionError,
+            asyncpg.InterfaceError,
+        ),
+        batch=True,
+    )
+
+    def reader() -> AuditReader | None:
+        return holder.log
+
+    async def database() -> str | None:
+        if holder.log is None:
+            return "not connected to Postgres yet"
+        await holder.log.ping()
+        return None
+
+    checks = {
+        "database": database,
+        "kafka": broker_reachable(broker),
+        "partitions": partitions_ready([subscriber]),
+    }
+    verifier = TokenVerifier(settings.token_keys())
+    http = FastAPI(title="mnemo audit", version="1")
+    http.include_router(probe_router(SERVICE, checks, stopping))
+    http.include_router(audit_router(verifier, reader, settings.page_limit))
+
+    async def start() -> None:
+        await ensure_topics(settings.kafka, [settings.topic])
+        holder.log = await AuditLog.connect(settings.database_url, max_size=settings.pool_size)
+        await broker.start()
+
+    async def stop() -> None:
+        await broker.stop()
+        if holder.log is not None:
+            await holder.log.close()
+
+    return ServiceRuntime(
+        name=SERVICE,
+        host=settings.host,
+        port=settings.port,
+        start=start,
+        stop=stop,
+        stopping=stopping,
+        checks=checks,
+        app=http,
+    )
+
+
+__all__ = ["create_app"]

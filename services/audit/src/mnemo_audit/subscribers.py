@@ -1,0 +1,34 @@
+"""The Kafka side: `mnemo.audit.v1` records, decoded by the events runtime, to the use case."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import structlog
+from mnemo_events import AuditRecorded
+from mnemo_events.consumer import BatchHandler, Received, Rejection
+
+from mnemo_audit.use_cases import AppendAuditEvents, Incoming
+
+log = structlog.get_logger("mnemo_audit.subscribers")
+
+
+def audit_handler(append: AppendAuditEvents) -> BatchHandler[AuditRecorded]:
+    """A batch handler: the whole batch in one call, refusals dead-lettered with their reasons."""
+
+    async def handle(items: Sequence[Received[AuditRecorded]]) -> Sequence[Rejection]:
+        refusals = await append(
+            [Incoming(ref=index, envelope=item.envelope) for index, item in enumerate(items)]
+        )
+        for refusal in refusals:
+            item = items[refusal.ref]
+            log.warning(
+                "audit_event_refused",
+                tenant=str(item.envelope.tenant),
+                event_id=str(item.envelope.event_id),
+                reason=refusal.reason,
+            )
+        log.debug("audit_batch", records=len(items), refused=len(refusals))
+        return [Rejection(items[r.ref].delivery, r.reason) for r in refusals]
+
+    return handle
