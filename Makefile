@@ -37,15 +37,20 @@ install: $(UV) ## install the Python workspace (uv, one lock file) into .venv
 	@$(UV) sync --frozen --all-packages --quiet
 	@echo "install: workspace ready in .venv"
 
-up: install ## start PostgreSQL and Kafka locally (idempotent) and apply the migrations
+up: install ## start PostgreSQL, Kafka and the four services locally (idempotent), apply the migrations
 	@bash deploy/local/stack.sh up
 	@$(MAKE) --no-print-directory migrate
+	@bash deploy/local/services.sh up
 
 migrate: install ## apply the database migrations (Alembic, as the owner role)
 	@$(RUN) alembic -c migrations/alembic.ini upgrade heads 2>&1 | grep -v '^INFO  \[alembic.runtime.migration\] \(Context\|Will assume\)' || true
 	@$(RUN) alembic -c migrations/alembic.ini current 2>/dev/null | tail -n 1 | sed 's/^/migrate: at revision /'
 
+ops: ## start Jaeger (OTLP 4317/4318, query API 16686) and Prometheus (29090) for the local services
+	@bash deploy/local/ops.sh up
+
 down: ## stop exactly the processes `make up` started
+	@bash deploy/local/services.sh down
 	@bash deploy/local/stack.sh down
 
 status: install ## say which local services are up, on which ports
@@ -71,3 +76,5 @@ run: up ## bring up the stack and show what it can do so far
 
 bench: up ## run the benchmarks under bench/ (prints tables, writes bench/results/*.json)
 	@for b in bench/*_bench.py; do echo "== $$b"; $(RUN) python $$b || exit 1; done
+
+.PHONY: ops
