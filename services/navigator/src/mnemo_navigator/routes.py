@@ -16,6 +16,7 @@ from mnemo_auth import AuthError, InsufficientScopeError, Principal, TokenVerifi
 from mnemo_events.tracing import current_traceparent
 from opentelemetry import trace
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mnemo_navigator.errors import NavigatorError
 from mnemo_navigator.use_cases import (
@@ -144,6 +145,7 @@ class DocumentsOut(BaseModel):
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorBody, "description": description}
     for status, description in {
+        400: "the body is not JSON",
         401: "no token, or an invalid, expired or wrongly signed one",
         403: "the token lacks the scope, or is client-confined and the corpus has no pinned scope",
         404: "no such corpus",
@@ -181,6 +183,13 @@ def install_error_handlers(app: FastAPI, unavailable: tuple[type[Exception], ...
     @app.exception_handler(InsufficientScopeError)
     async def _scope(_: Request, error: InsufficientScopeError) -> JSONResponse:
         return error_response(403, "FORBIDDEN", str(error))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, error: StarletteHTTPException) -> JSONResponse:
+        code = {400: "BAD_REQUEST", 404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(
+            error.status_code, "HTTP_ERROR"
+        )
+        return error_response(error.status_code, code, str(error.detail))
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, error: RequestValidationError) -> JSONResponse:
