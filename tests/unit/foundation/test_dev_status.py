@@ -38,7 +38,16 @@ def test_a_service_is_up_only_when_our_pid_is_alive_and_its_port_answers(tmp_pat
         port = listener.getsockname()[1]
         (run / "postgres.pid").write_text(str(os.getpid()))
         (run / "navigator.pid").write_text(str(os.getpid()))
-        environ = {"MNEMO_PG_PORT": str(port), "MNEMO_KAFKA_PORT": str(port)}
+        with (
+            socket.socket() as spare
+        ):  # a port nothing listens on (make up runs the real navigator)
+            spare.bind(("127.0.0.1", 0))
+            free = spare.getsockname()[1]
+        environ = {
+            "MNEMO_PG_PORT": str(port),
+            "MNEMO_KAFKA_PORT": str(port),
+            "MNEMO_NAVIGATOR_PORT": str(free),
+        }
         statuses = {status.name: status for status in local_status(tmp_path, environ)}
     assert statuses["postgres"].up
     assert statuses["postgres"].port == port

@@ -6,6 +6,8 @@ import argparse
 import json
 import os
 import socket
+import urllib.error
+import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -17,15 +19,17 @@ class LocalService:
     name: str
     port_variable: str
     default_port: int
+    http: bool = False
+    """Serves `/healthz` (the Mnemo services)."""
 
 
 LOCAL_SERVICES: tuple[LocalService, ...] = (
     LocalService("postgres", "MNEMO_PG_PORT", 25432),
     LocalService("kafka", "MNEMO_KAFKA_PORT", 29092),
-    LocalService("ingest", "MNEMO_INGEST_PORT", 8081),
-    LocalService("edge-classifier", "MNEMO_EDGE_CLASSIFIER_PORT", 8082),
-    LocalService("navigator", "MNEMO_NAVIGATOR_PORT", 8080),
-    LocalService("audit", "MNEMO_AUDIT_PORT", 8083),
+    LocalService("ingest", "MNEMO_INGEST_PORT", 8081, http=True),
+    LocalService("edge-classifier", "MNEMO_EDGE_CLASSIFIER_PORT", 8082, http=True),
+    LocalService("navigator", "MNEMO_NAVIGATOR_PORT", 8080, http=True),
+    LocalService("audit", "MNEMO_AUDIT_PORT", 8083, http=True),
 )
 
 
@@ -36,6 +40,8 @@ class ServiceStatus:
     port: int
     up: bool
     pid: int | None
+    health: str | None = None
+    """`/healthz`'s answer for an HTTP service ("ok", or what went wrong); None otherwise."""
 
 
 def find_project_root(start: Path) -> Path | None:
@@ -64,6 +70,22 @@ def pid_from_file(pidfile: Path) -> int | None:
     return pid
 
 
+def healthz(host: str, port: int, timeout: float = 1.0) -> str:
+    """What `GET /healthz` says: "ok", or the status / error it gave instead."""
+    try:
+        with urllib.request.urlopen(f"http://{host}:{port}/healthz", timeout=timeout) as response:
+            body = json.loads(response.read() or b"{}")
+            return (
+                str(body.get("status", "ok"))
+                if response.status == 200
+                else f"HTTP {response.status}"
+            )
+    except urllib.error.HTTPError as error:
+        return f"HTTP {error.code}"
+    except (OSError, ValueError) as error:
+        return f"no answer ({type(error).__name__})"
+
+
 def local_status(root: Path | None, environ: dict[str, str]) -> list[ServiceStatus]:
     run_dir = root / ".local" / "run" if root else None
     statuses = []
@@ -71,7 +93,8 @@ def local_status(root: Path | None, environ: dict[str, str]) -> list[ServiceStat
         port = int(environ.get(service.port_variable, service.default_port))
         pid = pid_from_file(run_dir / f"{service.name}.pid") if run_dir else None
         up = pid is not None and port_accepts("127.0.0.1", port)
-        statuses.append(ServiceStatus(service.name, "127.0.0.1", port, up, pid))
+        health = healthz("127.0.0.1", port) if up and service.http else None
+        statuses.append(ServiceStatus(service.name, "127.0.0.1", port, up, pid, health))
     return statuses
 
 
@@ -84,6 +107,8 @@ def status_command(args: argparse.Namespace) -> int:
     for status in statuses:
         where = f"{status.host}:{status.port}"
         state = f"up    {where:<22} pid {status.pid}" if status.up else f"down  ({where})"
+        if status.health is not None:
+            state += f"  healthz: {status.health}"
         print(f"{status.name:<16} {state}")
     if root is None:
         print("(not inside a Mnemo checkout: pid files unknown, so nothing counts as ours)")

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The four Mnemo services of the local stack, in the background: pid files in .local/run,
+# logs in .local/logs/<name>.log. Usage: services.sh up|down|status
+# `up` first creates the Kafka topics (idempotent); a service whose package has no `__main__` yet
+# is skipped with a line saying so.
+set -euo pipefail
+here="$(dirname "${BASH_SOURCE[0]}")"
+# shellcheck source=common.sh
+. "$here/common.sh"
+
+PYTHON="$MNEMO_ROOT/.venv/bin/python"
+# name:module:port-variable:default-port
+SERVICES=(
+    "ingest:mnemo_ingest:MNEMO_INGEST_PORT:8081"
+    "edge-classifier:mnemo_edge_classifier:MNEMO_EDGE_CLASSIFIER_PORT:8082"
+    "navigator:mnemo_navigator:MNEMO_NAVIGATOR_PORT:8080"
+    "audit:mnemo_audit:MNEMO_AUDIT_PORT:8083"
+)
+
+healthy() {
+    "$PYTHON" - "$1" <<'PY' 2>/dev/null
+import sys, urllib.request
+with urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/healthz", timeout=1) as r:
+    sys.exit(0 if r.status == 200 else 1)
+PY
+}
+
+has_main() {
+    "$PYTHON" -c "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec(sys.argv[1] + '.__main__') else 1)" "$1" 2>/dev/null
+}
+
+up() {
+    "$PYTHON" -m mnemo_events.provisioning | sed 's/^/kafka: /'
+    local entry name module variable default port pidfile log
+    for entry in "${SERVICES[@]}"; do
+        IFS=: read -r name module variable default <<<"$entry"
+        port="${!variable:-$default}"
+        pidfile="$MNEMO_RUN/$name.pid"
+        log="$MNEMO_LOGS/$name.log"
+        if pid_alive "$pidfile"; then
+            say "$name: already running (pid $(cat "$pidfile"), port $port)"
+            continue
+        fi
+        if ! has_main "$module"; then
+            say "$name: skipped ($module has no __main__ yet)"
+            continue
+        fi
+        if port_open "$port"; then
+            fail "$name: port $port is already taken by another process"
+        fi
+        setsid nohup "$PYTHON" -m "$module" >>"$log" 2>&1 </dev/null &
+        echo $! >"$pidfile"
+        if ! wait_for 60 "$name" healthy "$port"; then
+            pid_alive "$pidfile" || rm -f "$pidfile"
+            fail "$name did not answer /healthz on port $port within 60 s" "$log"
+        fi
+        say "$name: up on 127.0.0.1:$port (pid $(cat "$pidfile"), log $log)"
+    done
+}
+
+down() {
+    local entry name module variable default
+    for entry in "${SERVICES[@]}"; do
+        IFS=: read -r name module variable default <<<"$entry"
+        stop_pidfile "$name" "$MNEMO_RUN/$name.pid"
+    done
+}
+
+status() {
+    local entry name module variable default port
+    for entry in "${SERVICES[@]}"; do
+        IFS=: read -r name module variable default <<<"$entry"
+        port="${!variable:-$default}"
+        if pid_alive "$MNEMO_RUN/$name.pid" && healthy "$port"; then
+            say "$name: up on 127.0.0.1:$port"
+        else
+            say "$name: down"
+        fi
+    done
+}
+
+case "${1:?usage: services.sh up|down|status}" in
+    up) up ;;
+    down) down ;;
+    status) status ;;
+    *) echo "usage: services.sh up|down|status" >&2; exit 2 ;;
+esac
