@@ -27,6 +27,8 @@ def _read(path: str) -> AxonSource:
         raise CliError(f"{path} is not UTF-8 text (byte {error.start}); save it as UTF-8") from None
     except OSError as error:
         raise CliError(f"cannot read {path}: {error.strerror or error}") from None
+    except ValueError:  # a NUL or an unencodable character in the name: no file can have it
+        raise CliError(f"cannot read {path!r}: no file can have that name") from None
 
 
 def print_diagnostics(diagnostics: Sequence[Diagnostic], consequence: str = "") -> None:

@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "tenant",
     "corpus",
     "graph",
+    "audit",
     "token",
     "navigate",
 )
@@ -38,11 +39,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Text that cannot be encoded (a lone surrogate read from a JSON escape or a non-UTF-8
+    # argument) is printed as a backslash escape, never a traceback.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     parser = build_parser()
     args = parser.parse_args(argv)
     func = getattr(args, "func", None)
     if func is None:
-        parser.print_help()
+        parser.print_help(sys.stderr)
         return 2
     try:
         code: int = func(args)

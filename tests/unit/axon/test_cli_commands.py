@@ -155,7 +155,7 @@ def test_explain_where_names_a_filter_error_and_its_position_in_one_line(
         (["--columns", "a"], "--columns: expected col:Type, got 'a'"),
         (["--columns", "a:Varchar"], "--columns: store 'store': column 'a' has unknown type"),
         (["--columns", "a:Text", "--params", "[1]"], "--params must be a JSON object, got list"),
-        (["--columns", "a:Text", "--params", "{"], "--params is not JSON"),
+        (["--columns", "a:Text", "--params", "{"], "--params is not valid JSON"),
         (["--columns", "a:Text", "--qualifier", "x y"], "qualifier 'x y' is not a plain"),
     ],
 )

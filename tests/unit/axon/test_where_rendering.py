@@ -287,3 +287,16 @@ def test_formatting_a_filter_gives_text_that_parses_back_to_the_same_filter() ->
         "interval '3 day' AND flag <> NULL AND a <= -2.5"
     )
     assert parse_filter(formatted) == parsed
+
+
+def test_an_integer_parameter_too_long_for_any_column_is_a_filter_error() -> None:
+    with pytest.raises(TypeMismatchError, match="integer of about 5001 digits"):
+        compile_where("name = '${x}'", {"x": 10**5000}, [TABLE])
+
+
+@pytest.mark.parametrize("number", ["1e999999", "1e131072", "1e-16384", "-1e-999999"])
+def test_a_json_number_postgres_jsonb_cannot_hold_is_refused_before_sql(number: str) -> None:
+    with pytest.raises(TypeMismatchError, match="outside what Postgres jsonb holds"):
+        compile_where("meta = '${x}'", {"x": f'{{"n": {number}}}'}, [TABLE])
+    edge = compile_where("meta = '${x}'", {"x": '[1e131071, 1e-16383, "1e999999"]'}, [TABLE])
+    assert edge.params == ('[1e131071, 1e-16383, "1e999999"]',)

@@ -10,6 +10,8 @@ from mnemo_cli.main import main
 
 from .conftest import TreeWriter
 
+TENANT = "4b1c0b8e-35d5-4a5f-9c69-0d3f7fd0a5b8"
+
 
 @pytest.fixture
 def handbook(write_tree: TreeWriter) -> Path:
@@ -18,6 +20,7 @@ def handbook(write_tree: TreeWriter) -> Path:
             "intro.md": "# Intro\nStart with [[refund rules]] and [[nobody has this]].",
             "billing/refunds.md": "---\naliases: [refund rules]\n---\n# Refunds\n",
             "links.json": json.dumps({"intro.md": ["billing/refunds.md", "billing/later.md"]}),
+            "list.json": "[]",
         }
     )
 
@@ -38,7 +41,7 @@ def test_a_dry_run_prints_one_json_line_per_command_and_a_summary_on_stderr(
             "--corpus",
             "Handbook",
             "--tenant",
-            "acme",
+            TENANT,
             "--cross-links-file",
             "links.json",
             "--dry-run",
@@ -48,7 +51,7 @@ def test_a_dry_run_prints_one_json_line_per_command_and_a_summary_on_stderr(
     assert code == 0
     lines = [json.loads(line) for line in out]
     assert {(line["type"], line["tenant"], line["corpus"]) for line in lines} == {
-        ("mnemo.persist.v1", "acme", "Handbook")
+        ("mnemo.persist.v1", TENANT, "Handbook")
     }
     assert [(line["data"]["store"], line["data"]["values"].get("id")) for line in lines[:2]] == [
         ("Documents", "billing/refunds.md"),
@@ -60,7 +63,7 @@ def test_a_dry_run_prints_one_json_line_per_command_and_a_summary_on_stderr(
         {"from_id": "intro.md", "to_id": "billing/later.md", "etype": "depend", "weight": 0.5},
     ]
     assert err[0] == (
-        f"ingest-dir {handbook} (corpus Handbook, tenant acme): 2 documents, 3 edges (1 pending), "
+        f"ingest-dir {handbook} (corpus Handbook, tenant {TENANT}): 2 documents, 3 edges (1 pending), "
         "2 unresolved links; dry run, nothing published"
     )
     assert err[1:] == [
@@ -80,7 +83,7 @@ def test_stores_columns_and_link_edges_follow_the_options(
             "--corpus",
             "H",
             "--tenant",
-            "t",
+            TENANT,
             "--dry-run",
             "--cross-links-file",
             "links.json",
@@ -117,7 +120,7 @@ def test_stores_columns_and_link_edges_follow_the_options(
 def test_without_dry_run_it_refuses_because_the_write_path_is_not_available(
     handbook: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, err = run(["ingest-dir", str(handbook), "--corpus", "H", "--tenant", "t"], capsys)
+    code, out, err = run(["ingest-dir", str(handbook), "--corpus", "H", "--tenant", TENANT], capsys)
     assert code == 2
     assert out == []
     assert err == [
@@ -132,15 +135,24 @@ def test_without_dry_run_it_refuses_because_the_write_path_is_not_available(
         (["--link-weight", "1.5"], "related_weight must be in (0, 1], got 1.5"),
         (["--edge-columns", "a,b,c"], "--edge-columns takes FROM,TO,ETYPE,WEIGHT"),
         (["--document-columns", "id,id"], "each column must be different"),
-        (["--extra-aliases-file", "missing.json"], "extra aliases file does not exist"),
-        (["--tenant", " "], "--tenant must not be empty"),
+        (["--extra-aliases-file", "missing.json"], "--extra-aliases-file missing.json: no such"),
+        (["--tenant", " "], "--tenant ' ' is not a tenant id"),
+        (["--tenant", "acme"], "--tenant 'acme' is not a tenant id: give the uuid"),
+        (["--corpus", ""], "--corpus '' is not a corpus name"),
+        (["--corpus", "a b"], "--corpus 'a b' is not a corpus name"),
+        (["--summaries-file", "nope.json"], "--summaries-file nope.json: no such file"),
+        (["--summaries-file", "intro.md"], "--summaries-file intro.md is not valid JSON"),
+        (
+            ["--cross-links-file", "list.json"],
+            "--cross-links-file list.json must hold a JSON object",
+        ),
     ],
 )
 def test_bad_options_are_one_line_errors(
     handbook: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
 ) -> None:
     code, _, err = run(
-        ["ingest-dir", str(handbook), "--corpus", "H", "--tenant", "t", "--dry-run", *extra],
+        ["ingest-dir", str(handbook), "--corpus", "H", "--tenant", TENANT, "--dry-run", *extra],
         capsys,
     )
     assert code == 2
@@ -152,7 +164,7 @@ def test_a_root_that_is_not_a_folder_is_a_one_line_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, _, err = run(
-        ["ingest-dir", str(tmp_path / "nope"), "--corpus", "H", "--tenant", "t", "--dry-run"],
+        ["ingest-dir", str(tmp_path / "nope"), "--corpus", "H", "--tenant", TENANT, "--dry-run"],
         capsys,
     )
     assert code == 2
@@ -164,7 +176,7 @@ def test_a_duplicate_alias_is_a_one_line_error_naming_both_files(
 ) -> None:
     root = write_tree({"a.md": "---\naliases: [x y]\n---\n", "b.md": "---\naliases: [x y]\n---\n"})
     code, _, err = run(
-        ["ingest-dir", str(root), "--corpus", "H", "--tenant", "t", "--dry-run"], capsys
+        ["ingest-dir", str(root), "--corpus", "H", "--tenant", TENANT, "--dry-run"], capsys
     )
     assert code == 2
     assert "'a.md' and 'b.md'" in err[0]

@@ -97,3 +97,19 @@ def test_malformed_json_graphs_raise_a_format_error_naming_the_place(
 ) -> None:
     with pytest.raises(GraphFormatError, match=message):
         graph_from_json(data)  # type: ignore[arg-type]  # malformed input on purpose
+
+
+def test_a_weight_too_large_for_a_float_is_skipped_and_counted_like_an_infinite_one() -> None:
+    graph = graph_from_json(
+        {
+            "documents": [{"id": "a", "title": "A"}, {"id": "b", "title": "B"}],
+            "edges": [{"from": "a", "to": "b", "etype": "cite", "weight": 10**400}],
+        }
+    )
+    assert graph.diagnostics.non_finite_weight == 1
+    assert graph.n_edges == 0
+
+
+def test_a_prior_too_large_for_a_float_is_named_by_its_size_not_printed() -> None:
+    with pytest.raises(GraphFormatError, match="depth must be finite, got an integer of about 401"):
+        graph_from_json({"documents": [{"id": "a", "title": "A", "depth": 10**400}]})

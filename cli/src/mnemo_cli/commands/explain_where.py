@@ -2,13 +2,14 @@
 
 A debugging aid for operators: it compiles a `where:` filter exactly as the navigator does and
 prints what would be sent to Postgres. A filter error is one line naming the error and its position
-(exit 1).
+(exit 1); bad options, columns or parameters are one line too (exit 2).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import uuid
 from datetime import date, datetime
 from decimal import Decimal
@@ -18,6 +19,9 @@ from mnemo_axon import AxonType, CompiledWhere, FilterError, RenderArgumentError
 from mnemo_axon import compile_where as compile_filter
 
 from mnemo_cli.errors import CliError
+from mnemo_cli.json_input import parse_json
+
+MAX_BIND_PARAMETERS = 65535
 
 
 def register(subparsers: Any) -> None:  # argparse's subparsers action has no public type
@@ -44,7 +48,10 @@ def register(subparsers: Any) -> None:  # argparse's subparsers action has no pu
     parser.add_argument("--store", default="store", help="store name used in messages")
     parser.add_argument("--qualifier", default=None, help='table alias to prefix columns ("d")')
     parser.add_argument(
-        "--first-param", type=int, default=1, metavar="N", help="number of the first $N"
+        "--first-param",
+        default="1",
+        metavar="N",
+        help=f"number of the first $N, 1 to {MAX_BIND_PARAMETERS} (default 1)",
     )
     parser.add_argument("--json", action="store_true", help='print {"sql": ..., "params": [...]}')
     parser.set_defaults(func=run)
@@ -65,13 +72,22 @@ def parse_columns(spec: str, store: str) -> TableColumns:
 
 
 def _parse_params(text: str) -> dict[str, object]:
-    try:
-        params = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise CliError(f"--params is not JSON: {error}") from None
+    params = parse_json(text, "--params")
     if not isinstance(params, dict):
         raise CliError(f"--params must be a JSON object, got {type(params).__name__}")
     return params
+
+
+def _first_param(text: str) -> int:
+    """`--first-param`: the number of the first `$N`, 1 to 65535 (Postgres's bind-parameter limit)."""
+    digits = text.strip()
+    number = int(digits) if re.fullmatch("[0-9]{1,5}", digits) else 0
+    if not 1 <= number <= MAX_BIND_PARAMETERS:
+        raise CliError(
+            f"--first-param: expected a whole number from 1 to {MAX_BIND_PARAMETERS}, got "
+            f"{text[:20]!r}"
+        )
+    return number
 
 
 def json_value(value: object) -> object:
@@ -97,10 +113,11 @@ def render_explanation(compiled: CompiledWhere) -> str:
 
 def run(args: argparse.Namespace) -> int:
     table = parse_columns(args.columns, args.store)
+    first_param = _first_param(args.first_param)
     params = _parse_params(args.params)
     try:
         compiled = compile_filter(
-            args.filter, params, [table], args.first_param, qualifier=args.qualifier
+            args.filter, params, [table], first_param, qualifier=args.qualifier
         )
     except FilterError as error:
         raise CliError(

@@ -26,6 +26,7 @@ from mnemo_mdn import (
 )
 
 from mnemo_cli.errors import CliError
+from mnemo_cli.json_input import read_json_file
 
 _DEFAULTS = MdnParams()
 
@@ -131,6 +132,8 @@ def run_epr(args: argparse.Namespace) -> int:
 
 
 def run_navigate(args: argparse.Namespace) -> int:
+    if not args.query.strip():
+        raise CliError("--query is empty: give the text to navigate for, e.g. --query 'refunds'")
     graph = _load_graph(args)
     try:
         navigation = navigate(
@@ -161,18 +164,12 @@ def _load_graph(args: argparse.Namespace) -> CorpusGraph:
             "--dir ROOT (a folder of markdown) or --bundled-docs"
         )
     path = Path(args.graph)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise CliError(f"{path} is not UTF-8 text (byte {error.start}); save it as UTF-8") from None
-    except OSError as error:
-        raise CliError(f"cannot read {path}: {error.strerror or error}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
+    data = read_json_file(path)
+    if not isinstance(data, dict):
         raise CliError(
-            f"{path} is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
-        ) from None
+            f"{path}: a graph must be a JSON object with 'documents' and 'edges', got "
+            f"{type(data).__name__}"
+        )
     try:
         return graph_from_json(data)
     except GraphFormatError as error:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
+import uuid
 from pathlib import Path
 
 from mnemo_corpus import (
@@ -34,8 +36,11 @@ from mnemo_corpus.persist_commands import DEFAULT_DOCUMENTS_STORE, DEFAULT_EDGES
 from mnemo_mdn import RELATION_TYPES
 
 from mnemo_cli.errors import CliError
+from mnemo_cli.json_input import read_json_file
 
 PERSIST_EVENT_TYPE = "mnemo.persist.v1"
+_UUID = re.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_CORPUS_NAME = re.compile("[A-Za-z_][A-Za-z0-9_]{0,199}")
 WRITE_PATH_MISSING = (
     "the write path (Kafka publisher) is not available yet, so nothing was published; "
     "use --dry-run to print the persist commands instead"
@@ -66,9 +71,14 @@ def ingest_dir_command(args: argparse.Namespace) -> int:
 
 def build_plan(args: argparse.Namespace) -> IngestPlan:
     """Read the folder and turn it into commands; every user error becomes a one-line CliError."""
-    for option, value in (("--corpus", args.corpus), ("--tenant", args.tenant)):
-        if not value.strip():
-            raise CliError(f"{option} must not be empty")
+    tenant = _tenant(args.tenant)
+    if _CORPUS_NAME.fullmatch(args.corpus) is None:
+        raise CliError(
+            f"--corpus {args.corpus[:80]!r} is not a corpus name: a declared name, 1 to 200 "
+            "letters, digits and '_', not starting with a digit (e.g. Handbook)"
+        )
+    args.tenant = tenant
+    _check_named_files(args)
     documents_store = _documents_store(args.documents_store, args.document_columns)
     edges_store = _edges_store(args.edges_store, args.edge_columns)
     try:
@@ -86,11 +96,55 @@ def build_plan(args: argparse.Namespace) -> IngestPlan:
             glob=args.glob,
         )
         graph = entry_graph(corpus, options)
-    except FileNotFoundError as error:
-        raise CliError(f"{error.strerror}: {error.filename}") from error
+    except OSError as error:
+        name = str(error.filename)
+        shown = name if len(name) <= 120 else name[:117] + "..."
+        raise CliError(f"{error.strerror or error}: {shown}") from None
     except (CorpusError, ValueError) as error:
         raise CliError(str(error)) from error
     return plan_ingest(graph, documents_store, edges_store)
+
+
+def _tenant(text: str) -> str:
+    """`--tenant`: a tenant id (the uuid `mnemo tenant create` prints), in canonical form."""
+    try:
+        if _UUID.fullmatch(text.strip()) is None:
+            raise ValueError(text)
+        return str(uuid.UUID(text.strip()))
+    except ValueError:
+        raise CliError(
+            f"--tenant {text[:80]!r} is not a tenant id: give the uuid `mnemo tenant create` "
+            "printed (`mnemo tenant list` shows them), e.g. 4b1c0b8e-35d5-4a5f-9c69-0d3f7fd0a5b8"
+        ) from None
+
+
+def _check_named_files(args: argparse.Namespace) -> None:
+    """A sidecar file the user names must exist and hold a JSON object: the library would skip it
+    with a warning, but a file named on the command line and then ignored is an error here."""
+    root = Path(args.root)
+    try:
+        if not root.is_dir():
+            return  # the corpus says so, in its own words
+    except (OSError, ValueError):
+        return
+    for option, value in (
+        ("--summaries-file", args.summaries_file),
+        ("--cross-links-file", args.cross_links_file),
+        ("--extra-aliases-file", args.extra_aliases_file),
+    ):
+        if value is None:
+            continue
+        path = root / value
+        if not path.is_file():
+            raise CliError(
+                f"{option} {value}: no such file {path} (sidecar files are relative to ROOT)"
+            )
+        data = read_json_file(path, f"{option} {value}")
+        if not isinstance(data, dict):
+            raise CliError(
+                f"{option} {value} must hold a JSON object ({{path: ...}}), got "
+                f"{type(data).__name__}"
+            )
 
 
 def _columns(option: str, value: str, expected: str, counts: tuple[int, ...]) -> list[str]:

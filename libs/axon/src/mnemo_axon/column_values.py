@@ -15,7 +15,9 @@ What each type accepts (ASCII only, no surrounding whitespace):
 - Timestamptz: ISO 8601 with a UTC offset (or `Z`) → aware `datetime`; a naive one is refused
   because Postgres would read it in the session's time zone.
 - Date: ISO 8601 `YYYY-MM-DD` → `date`.
-- Json: valid JSON (no NaN/Infinity, no NUL) → the JSON text, unchanged (asyncpg sends jsonb as text).
+- Json: valid JSON (no NaN/Infinity, no NUL, numbers within Postgres's numeric range: at most
+  131072 digits before the point and 16383 after) → the JSON text, unchanged (asyncpg sends jsonb
+  as text).
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
 _FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,4})?")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _MAX_NUMERIC_CHARACTERS = 1000
+# What a jsonb number may be: Postgres's numeric holds at most this many digits before the point
+# and after it ('1e131072' and '1e-16384' are refused with "value overflows numeric format").
+_MAX_JSON_INTEGER_DIGITS = 131072
+_MAX_JSON_SCALE = 16383
 _INTEGER_RANGES = {
     AxonType.INTEGER: (-(2**31), 2**31 - 1),
     AxonType.BIGINT: (-(2**63), 2**63 - 1),
@@ -142,7 +148,10 @@ def _number(text: str, axon_type: AxonType) -> int | float | Decimal:
 
 def _integer(text: str, axon_type: AxonType) -> int:
     if _INTEGER.fullmatch(text) is None:
-        raise ValueConversionError(f"not an {axon_type.value}: {_preview(text)} (expected digits)")
+        article = "an" if axon_type is AxonType.INTEGER else "a"
+        raise ValueConversionError(
+            f"not {article} {axon_type.value}: {_preview(text)} (expected digits)"
+        )
     value = int(text)
     low, high = _INTEGER_RANGES[axon_type]
     if not low <= value <= high:
@@ -200,11 +209,33 @@ def _reject_constant(name: str) -> object:
     raise ValueConversionError(f"JSON value {name} is not allowed (Postgres jsonb refuses it)")
 
 
+def _json_number(literal: str) -> _JsonNumber:
+    """A JSON number literal, checked against what Postgres's jsonb can hold."""
+    number = Decimal(literal)  # exact for any JSON number literal, whatever its exponent
+    exponent = number.as_tuple().exponent
+    assert isinstance(exponent, int)  # a JSON number is finite
+    before = number.adjusted() + 1 if number else 1
+    if before > _MAX_JSON_INTEGER_DIGITS or -exponent > _MAX_JSON_SCALE:
+        raise ValueConversionError(
+            f"JSON number {_preview(literal)} is outside what Postgres jsonb holds (at most "
+            f"{_MAX_JSON_INTEGER_DIGITS} digits before the point and {_MAX_JSON_SCALE} after)"
+        )
+    return _JsonNumber(literal)
+
+
+class _JsonNumber(str):
+    """A number's literal text, kept apart from JSON strings while checking."""
+
+    __slots__ = ()
+
+
 def _json_text(text: str) -> str:
     _require_storable_text(text)
     try:
         # Numbers stay text: their values do not matter here, and int() of a huge literal raises.
-        parsed = json.loads(text, parse_constant=_reject_constant, parse_int=str, parse_float=str)
+        parsed = json.loads(
+            text, parse_constant=_reject_constant, parse_int=_json_number, parse_float=_json_number
+        )
     except json.JSONDecodeError as error:
         raise ValueConversionError(f"not valid JSON: {error.msg} at offset {error.pos}") from None
     except RecursionError:
@@ -217,7 +248,7 @@ def _json_text(text: str) -> str:
             pending.extend(item.values())
         elif isinstance(item, list):
             pending.extend(item)
-        elif isinstance(item, str):
+        elif isinstance(item, str) and not isinstance(item, _JsonNumber):
             try:
                 _require_storable_text(item)
             except ValueConversionError as error:

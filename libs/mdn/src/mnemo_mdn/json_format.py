@@ -102,8 +102,16 @@ def _edge(entry: object, k: int) -> Edge:
         source=_required_string(entry, "from", place),
         target=_required_string(entry, "to", place),
         etype=_required_string(entry, "etype", place),
-        weight=float(weight),
+        weight=_as_float(weight),
     )
+
+
+def _as_float(value: int | float) -> float:
+    """`value` as a float; an integer too large for one (over ~1.8e308) is an infinity."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def _list_at(data: Mapping[str, object], key: str, *, required: bool) -> Sequence[object]:
@@ -147,18 +155,27 @@ def _optional_number(entry: Mapping[str, object], key: str, place: str, default:
     value = entry.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise GraphFormatError(f"{place}.{key} must be a number, got {_kind(value)}")
-    if not math.isfinite(value):
-        raise GraphFormatError(f"{place}.{key} must be finite, got {value!r}")
-    return float(value)
+    number = _as_float(value)
+    if not math.isfinite(number):
+        raise GraphFormatError(f"{place}.{key} must be finite, got {_kind(value)}")
+    return number
 
 
 def _kind(value: object) -> str:
     names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}
     if value is None:
         return "null"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value).bit_length() > 200:
+        return f"an integer of about {int(abs(value).bit_length() * 0.30103) + 1} digits"
     for python_type, name in names.items():
         if isinstance(value, python_type):
-            return f"{name} ({value!r})" if python_type in (str, bool) else name
+            return f"{name} ({_short(value)})" if python_type in (str, bool) else name
     if isinstance(value, int | float):
-        return f"the number {value!r}"
+        return f"the number {_short(value)}"
     return type(value).__name__
+
+
+def _short(value: object, limit: int = 60) -> str:
+    """`repr(value)` cut to `limit` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

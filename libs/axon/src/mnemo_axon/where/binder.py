@@ -35,6 +35,9 @@ from mnemo_axon.where.syntax import (
     ends_with_like_escape,
 )
 
+# Longer than any Numeric the renderer accepts (1000 characters) and short enough for `str`.
+_MAX_INTEGER_BITS = 4000
+
 
 def bind_filter(parsed: Filter, params: Mapping[str, object], source: str = "") -> Filter:
     """`parsed` with every string's references replaced by their parameter's text.
@@ -108,6 +111,13 @@ def _parameter_text(reference: ParameterRef, params: Mapping[str, object], sourc
         return value
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, int) and value.bit_length() > _MAX_INTEGER_BITS:
+        raise TypeMismatchError(
+            f"parameter '{reference.name}' is an integer of about "
+            f"{int(value.bit_length() * 0.30103) + 1} digits; no column type holds one that long",
+            reference.position,
+            source,
+        )
     if isinstance(value, int | Decimal | uuid.UUID):
         return str(value)
     if isinstance(value, float):
