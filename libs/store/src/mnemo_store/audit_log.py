@@ -127,6 +127,21 @@ class AuditLog:
     async def tenant_exists(self, tenant: uuid.UUID) -> bool:
         return bool(await self._pool.fetchval(_TENANT_EXISTS, tenant))
 
+    async def tenant_id_by_name(self, name: str) -> uuid.UUID | None:
+        found: uuid.UUID | None = await self._pool.fetchval(
+            "SELECT tenant_id FROM mnemo.tenants WHERE lower(name) = lower($1)", name
+        )
+        return found
+
+    async def head_seq(self, tenant: uuid.UUID) -> int:
+        """The tenant's last seq (0 when its chain is empty)."""
+        async with self._pool.acquire() as connection, connection.transaction(readonly=True):
+            await connection.execute(_SET_TENANT, str(tenant))
+            value = await connection.fetchval(
+                "SELECT max(seq) FROM mnemo.audit_log WHERE axon_tenant = $1", tenant
+            )
+        return int(value or 0)
+
     async def append(
         self, tenant: uuid.UUID, events: Sequence[NewAuditEvent]
     ) -> dict[uuid.UUID, int]:

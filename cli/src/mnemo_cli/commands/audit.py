@@ -1,0 +1,179 @@
+"""`mnemo audit verify --tenant T` and `mnemo audit tail --tenant T`: the audit chain, read straight
+from Postgres as the audit role or the owner role.
+
+`verify` recomputes the tenant's chain (`mnemo_store.audit_chain`) and names the first seq that is
+missing, reordered or altered (exit 1), or prints the verified head (exit 0). `tail` prints rows as
+they are appended until Ctrl-C (exit 0). The database URL comes from `--database-url`, else
+`MNEMO_AUDIT_DATABASE_URL`, else `MNEMO_OWNER_DATABASE_URL`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import uuid
+from typing import Any
+
+import asyncpg
+from mnemo_store.audit_chain import ChainReport, ChainRow
+from mnemo_store.audit_log import AuditLog
+
+from mnemo_cli.errors import CliError
+
+URL_VARIABLES = ("MNEMO_AUDIT_DATABASE_URL", "MNEMO_OWNER_DATABASE_URL")
+
+
+def register(subparsers: Any) -> None:  # argparse's subparsers action has no public type
+    parser = subparsers.add_parser("audit", help="verify and follow a tenant's audit chain")
+    actions = parser.add_subparsers(dest="audit_command", metavar="ACTION", required=True)
+    for name, func, text in (
+        ("verify", run_verify, "verify the chain; exit 1 naming the first bad seq"),
+        ("tail", run_tail, "print new audit rows as they arrive (Ctrl-C to stop)"),
+    ):
+        action = actions.add_parser(name, help=text)
+        action.add_argument("--tenant", required=True, help="tenant id or name")
+        action.add_argument(
+            "--database-url",
+            help="Postgres URL of the audit or owner role (default: "
+            + ", else ".join(f"${v}" for v in URL_VARIABLES)
+            + ")",
+        )
+        action.add_argument("--json", action="store_true", help="print JSON instead of text")
+        action.set_defaults(func=func)
+        if name == "tail":
+            action.add_argument(
+                "--after-seq",
+                type=int,
+                default=None,
+                help="start after this seq (default: the current head, so only new rows)",
+            )
+            action.add_argument(
+                "--interval", type=float, default=0.5, help="seconds between polls (default 0.5)"
+            )
+
+
+def _url(args: argparse.Namespace) -> str:
+    url: str | None = args.database_url or next(
+        (os.environ[v] for v in URL_VARIABLES if os.environ.get(v)), None
+    )
+    if not url:
+        raise CliError(
+            "no database URL: pass --database-url or set MNEMO_AUDIT_DATABASE_URL (audit role) "
+            "or MNEMO_OWNER_DATABASE_URL (owner role)"
+        )
+    return url
+
+
+async def _open(args: argparse.Namespace) -> tuple[AuditLog, uuid.UUID]:
+    try:
+        log = await asyncio.wait_for(AuditLog.connect(_url(args), max_size=2), 15)
+    except (OSError, TimeoutError, asyncpg.PostgresError) as error:
+        raise CliError(f"cannot connect to Postgres: {error}", exit_code=2) from None
+    try:
+        tenant = await _tenant(log, args.tenant)
+    except BaseException:
+        await log.close()
+        raise
+    return log, tenant
+
+
+async def _tenant(log: AuditLog, given: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(given)
+    except ValueError:
+        pass
+    found = await log.tenant_id_by_name(given)
+    if found is None:
+        raise CliError(
+            f"unknown tenant {given!r}: give a tenant id or a name `mnemo tenant list` shows"
+        )
+    return found
+
+
+def _row_json(row: ChainRow) -> dict[str, Any]:
+    return {
+        "seq": row.seq,
+        "event_id": str(row.event_id),
+        "kind": row.kind,
+        "occurred_at": row.occurred_at.isoformat(),
+        "producer": row.producer,
+        "trace": row.trace,
+        "payload": dict(row.payload),
+        "prev_hash": row.prev_hash.hex(),
+        "hash": row.hash.hex(),
+    }
+
+
+def _row_text(row: ChainRow) -> str:
+    action = row.payload.get("action", row.kind)
+    return (
+        f"{row.seq:>8}  {row.occurred_at.isoformat()}  {action}  producer={row.producer}"
+        f"  event={row.event_id}  hash={row.hash.hex()[:16]}"
+    )
+
+
+def _report_json(tenant: uuid.UUID, report: ChainReport) -> dict[str, Any]:
+    broken = report.broken
+    return {
+        "tenant": str(tenant),
+        "ok": report.ok,
+        "rows": report.rows,
+        "head_seq": report.head_seq,
+        "head_hash": report.head_hash.hex(),
+        "broken": None
+        if broken is None
+        else {"seq": broken.seq, "problem": broken.problem, "detail": broken.detail},
+    }
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    async def work() -> tuple[uuid.UUID, ChainReport]:
+        log, tenant = await _open(args)
+        try:
+            return tenant, await log.verify(tenant)
+        finally:
+            await log.close()
+
+    tenant, report = asyncio.run(work())
+    if args.json:
+        print(json.dumps(_report_json(tenant, report)))
+    elif report.broken is None:
+        print(
+            f"audit chain of tenant {tenant}: {report.rows} rows verify;"
+            f" head seq {report.head_seq}, hash {report.head_hash.hex()}"
+        )
+    else:
+        b = report.broken
+        print(
+            f"audit chain of tenant {tenant} is BROKEN at seq {b.seq} ({b.problem}): {b.detail};"
+            f" rows 1..{report.head_seq} verify",
+            file=sys.stderr,
+        )
+    return 0 if report.ok else 1
+
+
+def run_tail(args: argparse.Namespace) -> int:
+    async def work() -> None:
+        log, tenant = await _open(args)
+        try:
+            after = args.after_seq
+            if after is None:
+                after = await log.head_seq(tenant)
+            while True:
+                rows = await log.page(tenant, after_seq=after, limit=500)
+                for row in rows:
+                    print(json.dumps(_row_json(row)) if args.json else _row_text(row), flush=True)
+                    after = row.seq
+                if len(rows) < 500:
+                    await asyncio.sleep(args.interval)
+        finally:
+            await log.close()
+
+    try:
+        asyncio.run(work())
+    except KeyboardInterrupt:
+        return 0
+    return 0
