@@ -14,6 +14,7 @@ from mnemo_cli.errors import CliError
 COMMAND_MODULES: tuple[str, ...] = (
     "dev",
     "ingest_dir",
+    "persist",
     "check",
     "explain_where",
     "apply",
