@@ -42,9 +42,15 @@ up: install ## start PostgreSQL, Kafka and the four services locally (idempotent
 	@$(MAKE) --no-print-directory migrate
 	@bash deploy/local/services.sh up
 
-migrate: install ## apply the database migrations (Alembic, as the owner role)
-	@$(RUN) alembic -c migrations/alembic.ini upgrade heads 2>&1 | grep -v '^INFO  \[alembic.runtime.migration\] \(Context\|Will assume\)' || true
-	@$(RUN) alembic -c migrations/alembic.ini current 2>/dev/null | tail -n 1 | sed 's/^/migrate: at revision /'
+migrate: install ## apply the database migrations (Alembic, as the owner role); a failure is one line, exit 1
+	@out=$$(PGCONNECT_TIMEOUT=$${MNEMO_CONNECT_TIMEOUT:-10} $(RUN) alembic -c migrations/alembic.ini upgrade heads 2>&1); \
+	if [ $$? -ne 0 ]; then \
+	  why=$$(printf '%s\n' "$$out" | grep -E '^[A-Za-z_.]*(Error|Exception)(: |$$)' | tail -n 1 | sed -E 's/^[^:]*: //; s/^\([A-Za-z_.]*\) //'); \
+	  [ -n "$$why" ] || why=$$(printf '%s\n' "$$out" | grep -v '^[[:space:]]*$$' | tail -n 1); \
+	  echo "migrate: failed: $$why" >&2; exit 1; \
+	fi; \
+	printf '%s\n' "$$out" | sed -n 's/^INFO  \[alembic.runtime.migration\] Running /migrate: running /p'
+	@echo "migrate: at revision $$($(RUN) alembic -c migrations/alembic.ini current 2>/dev/null | sed 's/ (head)//' | paste -sd, - | sed 's/,/, /g')"
 
 ops: ## start Jaeger (OTLP 4317/4318, query API 16686) and Prometheus (29090) for the local services
 	@bash deploy/local/ops.sh up
