@@ -89,7 +89,9 @@ class RetryPolicy:
         )
 
     def pause(self, failures: int) -> float:
-        return float(min(self.backoff_max_seconds, self.backoff_seconds * 2.0 ** max(0, failures - 1)))
+        return float(
+            min(self.backoff_max_seconds, self.backoff_seconds * 2.0 ** max(0, failures - 1))
+        )
 
 
 DeadLetterSink = Callable[[DeadLetter], Awaitable[None]]
