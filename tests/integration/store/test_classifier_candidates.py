@@ -10,6 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
+from mnemo_mdn.edge_classification import TextDocument, document_keys
 from mnemo_store import Scope, Store
 from mnemo_store.candidates import find_candidates, key_frequencies
 
@@ -108,3 +109,75 @@ async def test_hostile_words_reach_the_full_text_query_only_as_tokens(
         assert await find_candidates(tx, corpus, "n", words, 10) == []
         counts = await key_frequencies(tx, corpus, ["') | !x & (", "foo:* <-> bar"])
     assert set(counts.values()) == {0}
+
+
+async def test_linked_candidates_are_the_documents_the_classifier_could_join_however_many_share_words(
+    store: Store, classifier_store: Store, declare: Any, new_tenant: Any
+) -> None:
+    corpus = (await declare()).corpus
+    tenant, client = await new_tenant(), uuid.uuid4()
+    cited, holder, rare, noise = uuid.uuid4(), uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    titles = {
+        cited: "Henry V (play)",
+        holder: "Agincourt",
+        rare: "Chronicles",
+        noise: "Kings",
+    }
+    bodies = {
+        cited: "A history play.",
+        holder: "The Battle of Agincourt, as told in Blue Moon Rising.",
+        rare: "Raphael Holinshed wrote them.",
+        noise: "Kings and battles and kings.",
+    }
+    rows = [
+        {"id": key, "tenant_id": client, "title": titles[key], "body": bodies[key]}
+        for key in titles
+    ]
+    # Fifty documents sharing words with the new one: a ranked top-N would be full of them.
+    rows += [
+        {"id": uuid.uuid4(), "tenant_id": client, "title": f"Kings {k}", "body": "kings battles"}
+        for k in range(50)
+    ]
+    async with store.tenant(tenant) as tx:
+        await tx.insert_rows(corpus.documents, rows)
+    new_id = str(uuid.uuid4())
+    async with classifier_store.tenant(tenant, read_only=True) as tx:
+        found = await tx.linked_candidates(
+            corpus,
+            new_id,
+            ["henry play", "kings battles", "nothing"],
+            ["blue moon rising", "raphael holinshed"],
+            100,
+            _scope(client),
+        )
+        other_scope = await tx.linked_candidates(
+            corpus, new_id, ["henry play"], ["raphael holinshed"], 100, _scope(uuid.uuid4())
+        )
+        nothing = await tx.linked_candidates(corpus, new_id, [], ["') | !x & ("], 100)
+    assert sorted(d.id for d in found) == sorted(str(k) for k in (cited, holder, rare))
+    assert other_scope == [] and nothing == []
+
+
+async def test_the_title_key_in_sql_is_the_classifiers_title_key(
+    store: Store, classifier_store: Store, declare: Any, new_tenant: Any
+) -> None:
+    corpus = (await declare()).corpus
+    tenant = await new_tenant()
+    titles = [
+        "Henry V (play)",
+        "World War I",
+        "a b c Rising",
+        "São Paulo — FC",
+        "x_y über-cool 42 Ω",
+        "  Spaces\tand\nlines  ",
+        "R.E.M.",
+    ]
+    rows = [
+        {"id": uuid.uuid4(), "tenant_id": uuid.uuid4(), "title": t, "body": None} for t in titles
+    ]
+    async with store.tenant(tenant) as tx:
+        await tx.insert_rows(corpus.documents, rows)
+    expected = {document_keys(TextDocument("d", t)).title_key for t in titles}
+    async with classifier_store.tenant(tenant, read_only=True) as tx:
+        found = await tx.linked_candidates(corpus, "n", sorted(expected), [], 100)
+    assert sorted(d.title for d in found) == sorted(titles)

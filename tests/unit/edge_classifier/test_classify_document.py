@@ -15,7 +15,7 @@ from mnemo_edge_classifier.use_cases import (
     Neighbourhood,
 )
 from mnemo_events import DocumentPersisted, Envelope, new_envelope
-from mnemo_mdn.edge_classification import DocumentKeys, EdgeDecision, Rarity
+from mnemo_mdn.edge_classification import CandidateQuery, DocumentKeys, EdgeDecision, Rarity
 from mnemo_store import Scope, StoreCorpus
 from mnemo_store.candidates import CandidateDocument
 
@@ -48,7 +48,7 @@ class Candidates:
         tenant: uuid.UUID,
         corpus: StoreCorpus,
         document_id: str,
-        words: Sequence[str],
+        query: CandidateQuery,
         keys: Sequence[str],
         scope: Scope,
     ) -> Neighbourhood:

@@ -258,6 +258,40 @@ def keys_of(keys: DocumentKeys) -> tuple[str, ...]:
     return tuple(sorted(keys.names | ({keys.title_key} if keys.title_key else set())))
 
 
+@dataclass(frozen=True, slots=True)
+class CandidateQuery:
+    """Which documents may share an edge with a new one, as lookups a corpus index answers (the
+    in-process `LexicalIndex` and the store's `linked_candidates` answer the same three):
+
+    - `titles`: documents whose title key is one of these (the new document's capitalised
+      phrases): those it may cite;
+    - `cited`: documents holding one of these phrases (its title key, its id as tokens): those that
+      may cite it;
+    - `names`: documents holding one of these name keys, when the name is rare enough to be
+      evidence (held by at most `max_links + 1` documents, the new one included).
+    """
+
+    titles: tuple[str, ...]
+    cited: tuple[str, ...]
+    names: tuple[str, ...]
+
+    def rare_names(self, rarity: Rarity, options: ClassifierOptions = DEFAULT_OPTIONS) -> list[str]:
+        """The names whose holders are candidates, by their document frequency."""
+        return [
+            n for n in self.names if rarity.document_frequency.get(n, 0) - 1 <= options.max_links
+        ]
+
+
+def candidate_query(keys: DocumentKeys) -> CandidateQuery:
+    """The lookups that find every document `classify` could join to `keys`'s document."""
+    cited = {keys.title_key, " ".join(token_list(keys.id))} - {""}
+    return CandidateQuery(
+        titles=tuple(sorted(keys.capitalised_phrases)),
+        cited=tuple(sorted(cited)),
+        names=tuple(sorted(keys.names)),
+    )
+
+
 def _is_linkable_title(keys: DocumentKeys) -> bool:
     """A title names something when it has a word that is not a function word and, if it is one
     word, that word starts with a capital or a digit (`Music` may be cited, `music` is a word)."""

@@ -17,12 +17,12 @@ from mnemo_mdn.edge_classification import (
     EdgeDecision,
     Rarity,
     TextDocument,
+    candidate_query,
     classify,
     document_keys,
     keys_of,
 )
 from mnemo_mdn.graph import Document
-from mnemo_mdn.tokenization import token_list
 
 
 class LexicalIndex:
@@ -69,18 +69,14 @@ class LexicalIndex:
         """Documents that may share an edge with document `position`: those whose title it
         contains, those containing its title or id, and those holding one of its rare keys."""
         keys = self.keys[position]
+        query = candidate_query(keys)
         found: set[int] = set()
-        for phrase in keys.capitalised_phrases:
+        for phrase in query.titles:
             found.update(self._by_title.get(phrase, ()))
-        if keys.title_key:
-            found.update(self.holders(keys.title_key))
-        id_phrase = " ".join(token_list(keys.id))
-        if id_phrase:
-            found.update(self.holders(id_phrase))  # documents that may name its id
-        for key in keys.names:
-            holders = self.holders(key)
-            if len(holders) - 1 <= options.max_links:
-                found.update(holders)
+        for phrase in query.cited:
+            found.update(self.holders(phrase))  # documents that may name its title or id
+        for key in query.rare_names(self.rarity(keys), options):
+            found.update(self.holders(key))
         found.discard(position)
         return sorted(found)
 

@@ -1,30 +1,42 @@
 """What the edge classifier reads: a new document's candidates and the rarity of its keys.
 
-Both queries run in the caller's tenant transaction (row-level security) and in the document's
-sub-tenant scope, over the same tsvector expression the documents store is indexed with
-(`ddl.fulltext_expression`, a GIN index leading with the tenant), so each is an index lookup:
+Both queries run in the caller's tenant transaction (`TenantTransaction.linked_candidates`,
+`TenantTransaction.key_frequencies`: row-level security) and in the document's sub-tenant scope.
 
-- `candidates`: the documents matching any of the new document's words (names, title,
-  capitalised words), best full-text rank first, at most `limit`, the document itself excluded;
+- `linked_candidates`: exactly the documents the lexical classifier could join to the new one
+  (the definition `mnemo_mdn.lexical_index.LexicalIndex.candidates` uses in process), as the union
+  of two lookups:
+  - **title lookup**: documents whose title, as tokens (`title_key_sql`, the tokens of spec §3
+    written in SQL), is one of the new document's capitalised phrases: the documents it may cite;
+  - **phrase holders**: documents containing one of the given phrases (the new document's title,
+    its id, its rare names) as adjacent words, through the full-text GIN index (`<->` phrases of
+    the same tsvector expression the documents store is indexed with);
 - `key_frequencies`: for each key (a phrase), how many documents of the scope contain it
   (`phraseto_tsquery`: the words in order, adjacent).
+- `candidates_sql` (kept for reading, not for classification): documents sharing any word with the
+  new document, best full-text rank first.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from mnemo_mdn.tokenization import tokens
+from mnemo_mdn.tokenization import token_list, tokens
 
 from mnemo_store.ddl import FULLTEXT_CONFIG, fulltext_expression
 from mnemo_store.identifiers import TENANT_COLUMN, quote, store_table
-from mnemo_store.scope import Scope, render_scope
+from mnemo_store.scope import Scope
 from mnemo_store.store_corpus import StoreCorpus
-from mnemo_store.unit_of_work import TenantTransaction
+
+if TYPE_CHECKING:
+    from mnemo_store.unit_of_work import TenantTransaction
 
 _TENANT = "NULLIF(current_setting('mnemo.tenant', true), '')::uuid"
 MAX_QUERY_WORDS = 64
+MAX_PHRASES = 512
+"""Most phrases one holder lookup ORs together (a document's title, id and rare names)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +44,16 @@ class CandidateDocument:
     id: str
     title: str
     body: str | None
+
+
+def title_key_sql(column: str) -> str:
+    """SQL for `mnemo_mdn`'s title key of `column`: lowercase, split on every character that is
+    not a letter or digit, drop one-character ASCII pieces, join with single spaces."""
+    spaced = f"' ' || regexp_replace(lower({column}::text), '[^[:alnum:]]+', ' ', 'g') || ' '"
+    # A one-character ASCII piece is a letter or digit between two spaces; the lookahead leaves
+    # the second space to the next piece (`a b c` loses all three).
+    dropped = f"regexp_replace({spaced}, ' [a-z0-9](?= )', '', 'g')"
+    return f"btrim(regexp_replace({dropped}, ' +', ' ', 'g'))"
 
 
 def candidates_sql(corpus: StoreCorpus, scope_sql: str) -> str:
@@ -47,6 +69,28 @@ def candidates_sql(corpus: StoreCorpus, scope_sql: str) -> str:
         f" AND {quote(corpus.id_column)}::text <> $2 AND {scope_sql}"
         f" ORDER BY ts_rank_cd({vector}, {query}) DESC, {quote(corpus.id_column)}::text"
         ' COLLATE "C" LIMIT $3'
+    )
+
+
+def linked_candidates_sql(corpus: StoreCorpus, scope_sql: str) -> str:
+    """`$1` title keys (text[]), `$2` tsquery text of the phrases ('' for none), `$3` the new
+    document's id, `$4` limit, the scope from `$5`. Id order (byte order), at most `$4`."""
+    vector = fulltext_expression(corpus.title_column, corpus.body_column)
+    body = f"{quote(corpus.body_column)}::text" if corpus.body_column else "NULL::text"
+    table = store_table(corpus.documents.name)
+    ident = f"{quote(corpus.id_column)}::text"
+    select = (
+        f"SELECT {ident} AS axon_id, coalesce({quote(corpus.title_column)}::text, '')"
+        f" AS axon_title, {body} AS axon_body FROM {table}"
+        f" WHERE {quote(TENANT_COLUMN)} = {_TENANT} AND {ident} <> $3 AND {scope_sql}"
+    )
+    titles = f"{select} AND {title_key_sql(quote(corpus.title_column))} = ANY($1::text[])"
+    holders = (
+        f"{select} AND $2 <> '' AND {vector} @@ to_tsquery('{FULLTEXT_CONFIG}'::regconfig, $2)"
+    )
+    return (
+        f"SELECT * FROM (({titles}) UNION ({holders})) AS found"
+        ' ORDER BY axon_id COLLATE "C" LIMIT $4'
     )
 
 
@@ -70,6 +114,14 @@ def query_text(words: Sequence[str]) -> str:
     return " | ".join(sorted(found)[:MAX_QUERY_WORDS])
 
 
+def phrase_query_text(phrases: Sequence[str]) -> str:
+    """A tsquery matching any of `phrases` as adjacent words: `(hilda <-> hilst) | campinas`.
+    Tokens are runs of letters and digits, so no tsquery syntax reaches `to_tsquery`; at most
+    MAX_PHRASES phrases, sorted, each once."""
+    found = {" <-> ".join(words) for words in (token_list(p) for p in phrases) if words}
+    return " | ".join(f"({p})" for p in sorted(found)[:MAX_PHRASES])
+
+
 async def find_candidates(
     tx: TenantTransaction,
     corpus: StoreCorpus,
@@ -79,25 +131,24 @@ async def find_candidates(
     scope: Scope | None = None,
 ) -> list[CandidateDocument]:
     """Up to `limit` documents in `scope` sharing a word with `words`, best rank first."""
-    text = query_text(words)
-    if not text or limit < 1:
-        return []
-    rendered = render_scope(scope or Scope(), corpus, 4)
-    # This package's queries all run through the tenant transaction's connection.
-    rows = await tx._open().fetch(  # same package, see above
-        candidates_sql(corpus, rendered.sql), text, document_id, limit, *rendered.params
-    )
-    return [CandidateDocument(r["axon_id"], r["axon_title"], r["axon_body"]) for r in rows]
+    return await tx.ranked_candidates(corpus, document_id, words, limit, scope)
+
+
+async def find_linked_candidates(
+    tx: TenantTransaction,
+    corpus: StoreCorpus,
+    document_id: str,
+    titles: Sequence[str],
+    phrases: Sequence[str],
+    limit: int,
+    scope: Scope | None = None,
+) -> list[CandidateDocument]:
+    """Documents in `scope` titled one of `titles` (title keys) or holding one of `phrases`."""
+    return await tx.linked_candidates(corpus, document_id, titles, phrases, limit, scope)
 
 
 async def key_frequencies(
     tx: TenantTransaction, corpus: StoreCorpus, keys: Sequence[str], scope: Scope | None = None
 ) -> dict[str, int]:
     """How many documents in `scope` contain each key (as a phrase)."""
-    if not keys:
-        return {}
-    rendered = render_scope(scope or Scope(), corpus, 2)
-    rows = await tx._open().fetch(  # same package, see find_candidates
-        key_frequencies_sql(corpus, rendered.sql), list(keys), *rendered.params
-    )
-    return {r["axon_key"]: int(r["axon_count"]) for r in rows}
+    return await tx.key_frequencies(corpus, keys, scope)

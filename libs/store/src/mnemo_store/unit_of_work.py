@@ -23,7 +23,8 @@ import asyncpg
 from mnemo_axon.column_types import AxonType
 from mnemo_axon.ir import StoreDecl
 
-from mnemo_store import outbox, outcomes, retrieval
+from mnemo_store import candidates, outbox, outcomes, retrieval
+from mnemo_store.candidates import CandidateDocument
 from mnemo_store.errors import TenantTransactionClosedError, UnknownColumnError
 from mnemo_store.identifiers import TENANT_COLUMN, quote, store_table
 from mnemo_store.loading import CopyFormat, CopyQuery, GraphArrays, LoadLimits, load_graph_arrays
@@ -214,6 +215,65 @@ class TenantTransaction:
             )
             for row in rows
         ]
+
+    async def linked_candidates(
+        self,
+        corpus: StoreCorpus,
+        document_id: str,
+        titles: Sequence[str],
+        phrases: Sequence[str],
+        limit: int,
+        scope: Scope | None = None,
+    ) -> list[CandidateDocument]:
+        """The edge classifier's candidates (`mnemo_store.candidates`): documents in `scope` whose
+        title key is one of `titles`, or that hold one of `phrases`; id order, at most `limit`."""
+        query = candidates.phrase_query_text(phrases)
+        if (not titles and not query) or limit < 1:
+            return []
+        rendered = render_scope(scope or Scope(), corpus, 5)
+        rows = await self._open().fetch(
+            candidates.linked_candidates_sql(corpus, rendered.sql),
+            list(titles),
+            query,
+            document_id,
+            limit,
+            *rendered.params,
+        )
+        return [CandidateDocument(r["axon_id"], r["axon_title"], r["axon_body"]) for r in rows]
+
+    async def ranked_candidates(
+        self,
+        corpus: StoreCorpus,
+        document_id: str,
+        words: Sequence[str],
+        limit: int,
+        scope: Scope | None = None,
+    ) -> list[CandidateDocument]:
+        """Up to `limit` documents in `scope` sharing a word with `words`, best rank first."""
+        text = candidates.query_text(words)
+        if not text or limit < 1:
+            return []
+        rendered = render_scope(scope or Scope(), corpus, 4)
+        rows = await self._open().fetch(
+            candidates.candidates_sql(corpus, rendered.sql),
+            text,
+            document_id,
+            limit,
+            *rendered.params,
+        )
+        return [CandidateDocument(r["axon_id"], r["axon_title"], r["axon_body"]) for r in rows]
+
+    async def key_frequencies(
+        self, corpus: StoreCorpus, keys: Sequence[str], scope: Scope | None = None
+    ) -> dict[str, int]:
+        """How many documents in `scope` contain each key (as a phrase of adjacent words)."""
+        if not keys:
+            return {}
+        rendered = render_scope(scope or Scope(), corpus, 2)
+        rows = await self._open().fetch(
+            candidates.key_frequencies_sql(corpus, rendered.sql), list(keys), *rendered.params
+        )
+        return {r["axon_key"]: int(r["axon_count"]) for r in rows}
 
     async def documents_page(
         self, corpus: StoreCorpus, after: str | None, limit: int, scope: Scope | None = None

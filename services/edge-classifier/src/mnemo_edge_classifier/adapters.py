@@ -9,8 +9,8 @@ import uuid
 from collections.abc import Sequence
 
 import asyncpg
+from mnemo_mdn.edge_classification import CandidateQuery, ClassifierOptions, Rarity
 from mnemo_store import Scope, Store, StoreCorpus
-from mnemo_store.candidates import find_candidates, key_frequencies
 from mnemo_store.errors import StoreError
 
 from mnemo_edge_classifier.use_cases import Neighbourhood
@@ -48,22 +48,26 @@ class RegistryCorpora:
 
 
 class StoreCandidates:
-    """Candidates and key frequencies in one read-only tenant transaction."""
+    """Key frequencies, then the candidates they allow, in one read-only tenant transaction."""
 
-    def __init__(self, store: Store, limit: int) -> None:
+    def __init__(self, store: Store, limit: int, options: ClassifierOptions) -> None:
         self._store = store
         self._limit = limit
+        self._options = options
 
     async def neighbourhood(
         self,
         tenant: uuid.UUID,
         corpus: StoreCorpus,
         document_id: str,
-        words: Sequence[str],
+        query: CandidateQuery,
         keys: Sequence[str],
         scope: Scope,
     ) -> Neighbourhood:
         async with self._store.tenant(tenant, read_only=True) as tx:
-            candidates = await find_candidates(tx, corpus, document_id, words, self._limit, scope)
-            frequencies = await key_frequencies(tx, corpus, keys, scope)
+            frequencies = await tx.key_frequencies(corpus, keys, scope)
+            phrases = [*query.cited, *query.rare_names(Rarity(frequencies), self._options)]
+            candidates = await tx.linked_candidates(
+                corpus, document_id, query.titles, phrases, self._limit, scope
+            )
         return Neighbourhood(candidates, frequencies)

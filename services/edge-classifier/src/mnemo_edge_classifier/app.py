@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import asyncpg
-from mnemo_events import DOCUMENT_PERSISTED, PERSIST, DocumentPersisted, Envelope, PersistRow
+from mnemo_events import TOPICS, DocumentPersisted, Envelope, PersistRow
 from mnemo_events.broker import create_broker, publish
 from mnemo_events.consumer import Received, build_consumer, single
 from mnemo_events.provisioning import ensure_topics
@@ -45,7 +45,7 @@ def create_app(settings: ClassifierSettings | None = None) -> ServiceRuntime:
 
     _, subscriber = build_consumer(
         broker,
-        topic=DOCUMENT_PERSISTED,
+        topic=settings.topic,
         group=settings.group,
         data_model=DocumentPersisted,
         handler=single(handle),
@@ -55,14 +55,17 @@ def create_app(settings: ClassifierSettings | None = None) -> ServiceRuntime:
     )
 
     async def send(command: Envelope[PersistRow]) -> None:
-        await publish(broker, PERSIST, command)  # type: ignore[arg-type]  # Envelope is covariant in use
+        await publish(broker, settings.persist_topic, command)  # type: ignore[arg-type]  # Envelope is covariant in use
 
     async def start() -> None:
-        await ensure_topics(settings.kafka)
+        await ensure_topics(
+            settings.kafka, sorted({*TOPICS, settings.topic, settings.persist_topic})
+        )
         pool = await asyncpg.create_pool(
             settings.database_url, min_size=1, max_size=settings.pool_size
         )
         pools.append(pool)
+        options = ClassifierOptions(max_links=settings.max_links)
         classifier: EdgeClassifier
         if settings.classifier == "llm":
             chat.append(
@@ -77,13 +80,12 @@ def create_app(settings: ClassifierSettings | None = None) -> ServiceRuntime:
             )
             classifier = chat[0]
         else:
-            classifier = LexicalClassifier(ClassifierOptions(max_links=settings.max_links))
+            classifier = LexicalClassifier(options)
         use_case = ClassifyDocument(
             RegistryCorpora(pool),
-            StoreCandidates(Store(pool), settings.candidate_limit),
+            StoreCandidates(Store(pool), settings.candidate_limit, options),
             classifier,
             settings.scope_columns,
-            settings.candidate_limit,
         )
         handlers.append(document_handler(use_case, send))
         await broker.start()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from mnemo_events import DOCUMENT_PERSISTED, PERSIST
 from mnemo_events.settings import KafkaSettings
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -17,13 +18,20 @@ class ClassifierSettings(BaseSettings):
     database_url: str = "postgresql://mnemo_classifier:mnemo_classifier@127.0.0.1:25432/mnemo"
     """As the read-only role `mnemo_classifier` (`MNEMO_CLASSIFIER_DATABASE_URL`)."""
     group: str = "mnemo.edge-classifier"
+    topic: str = DOCUMENT_PERSISTED
+    """The topic consumed (tests and benchmarks give their own)."""
+    persist_topic: str = PERSIST
+    """Where the edges go, as persist commands for ingest."""
     pool_size: int = Field(default=4, ge=1)
     classifier: Literal["lexical", "llm"] = "lexical"
     scope_columns: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     """Per corpus, the columns that scope its documents to an end-client (JSON, e.g.
     `{"Memory": ["tenant_id"]}`): candidates must have the new document's values in them, and the
     edges carry those values."""
-    candidate_limit: int = Field(default=50, ge=1, le=1000)
+    candidate_limit: int = Field(default=1000, ge=1, le=100_000)
+    """Most candidates read per document: a safety bound. The candidates are the documents the
+    classifier could join to the new one (titles it mentions, holders of its title, id and rare
+    names), not a ranked sample; a document past the bound is missed."""
     max_links: int = Field(default=10, ge=1)
     llm_base_url: str = "http://127.0.0.1:11434/v1"
     llm_model: str = "gpt-4o-mini"

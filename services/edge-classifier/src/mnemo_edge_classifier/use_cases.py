@@ -19,11 +19,13 @@ from mnemo_events import PERSIST, PersistRow, new_envelope
 from mnemo_events.models import DocumentPersisted, Envelope
 from mnemo_mdn import RELATION_TYPES
 from mnemo_mdn.edge_classification import (
+    CandidateQuery,
     ClassifierOptions,
     DocumentKeys,
     EdgeDecision,
     Rarity,
     TextDocument,
+    candidate_query,
     classify,
     document_keys,
     keys_of,
@@ -54,10 +56,13 @@ class CandidateSource(Protocol):
         tenant: uuid.UUID,
         corpus: StoreCorpus,
         document_id: str,
-        words: Sequence[str],
+        query: CandidateQuery,
         keys: Sequence[str],
         scope: Scope,
-    ) -> Neighbourhood: ...
+    ) -> Neighbourhood:
+        """The frequencies of `keys`, and the documents `query` finds (its names only when rare,
+        by those frequencies): the candidates `mnemo_mdn.lexical_index` would find in process."""
+        ...
 
 
 class EdgeClassifier(Protocol):
@@ -121,13 +126,11 @@ class ClassifyDocument:
         source: CandidateSource,
         classifier: EdgeClassifier,
         scope_columns: Mapping[str, Sequence[str]],
-        candidate_limit: int = 50,
     ) -> None:
         self._directory = directory
         self._source = source
         self._classifier = classifier
         self._scope_columns = scope_columns
-        self._limit = candidate_limit
         self.counts = Counts()
 
     async def edges_for(
@@ -157,9 +160,8 @@ class ClassifyDocument:
         )
         scope, scope_values = self._scope(corpus, data)
         keys = document_keys(document)
-        wanted = keys_of(keys)
         around = await self._source.neighbourhood(
-            envelope.tenant, corpus, document.id, wanted, wanted, scope
+            envelope.tenant, corpus, document.id, candidate_query(keys), keys_of(keys), scope
         )
         candidates = [document_keys(TextDocument(c.id, c.title, c.body)) for c in around.candidates]
         decisions = await self._classifier.classify(
