@@ -75,7 +75,10 @@ test: up ## start what the tests need, then run every tier (unit, integration, e
 	$(PYTEST) -m integration -q
 	$(PYTEST) -m e2e -q
 
-check: lint typecheck test ## lint + typecheck + test (what CI runs)
+helm-check: install ## helm lint, render (default + production-like values), validate offline, promtool rule tests
+	@bash deploy/local/helm-check.sh
+
+check: helm-check lint typecheck test ## lint + typecheck + test (what CI runs)
 
 run: up ## bring up the stack and show what it can do so far
 	@bash deploy/local/demo.sh
@@ -83,4 +86,4 @@ run: up ## bring up the stack and show what it can do so far
 bench: up ## run the benchmarks under bench/ (prints tables, writes bench/results/*.json)
 	@for b in bench/*_bench.py; do echo "== $$b"; $(RUN) python $$b || exit 1; done
 
-.PHONY: ops
+.PHONY: ops helm-check

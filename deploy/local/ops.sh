@@ -2,7 +2,7 @@
 # Tracing and metrics for the local stack, without containers: Jaeger (all-in-one, in-memory,
 # built once from its Go module) receiving OTLP from the services, and Prometheus (Debian's
 # package) scraping their /metrics with Mnemo's alert rules loaded. Loopback only.
-# Usage: ops.sh up|down|status
+# Usage: ops.sh up|down|status|install-prometheus
 set -euo pipefail
 here="$(dirname "${BASH_SOURCE[0]}")"
 source "$here/common.sh"
@@ -182,7 +182,11 @@ status() {
     fi
 }
 
-case "${1:?usage: ops.sh up|down|status}" in
-    up | down | status) "$1" ;;
-    *) echo "usage: ops.sh up|down|status" >&2; exit 2 ;;
+install-prometheus() {
+    ensure_prometheus
+}
+
+case "${1:?usage: ops.sh up|down|status|install-prometheus}" in
+    up | down | status | install-prometheus) "$1" ;;
+    *) echo "usage: ops.sh up|down|status|install-prometheus" >&2; exit 2 ;;
 esac

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# `make helm-check`: lint the Helm chart, render it with the default and the production-like values,
+# validate every rendered manifest against the Kubernetes schemas offline (kubernetes-validate,
+# strict, the oldest and newest Kubernetes the chart supports), and run the alert rules' promtool
+# tests. helm is built once from its Go module (deploy/local/gotool.sh) and cached under .local/.
+set -euo pipefail
+here="$(dirname "${BASH_SOURCE[0]}")"
+source "$here/common.sh"
+
+HELM_VERSION="${MNEMO_HELM_VERSION:-v4.3.2}"
+CHART="$MNEMO_ROOT/helm/mnemo"
+OUT="$MNEMO_LOCAL/helm-render"
+# The chart's kubeVersion floor and the newest schemas kubernetes-validate ships.
+KUBE_VERSIONS="${MNEMO_KUBE_VERSIONS:-1.27.0 1.37.0}"
+UV="${UV:-$MNEMO_LOCAL/tools/bin/uv}"
+
+helm="$("$here/gotool.sh" helm helm.sh/helm/v4/cmd/helm "$HELM_VERSION" \
+    "-X helm.sh/helm/v4/internal/version.version=$HELM_VERSION")"
+# helm says it follows the files/axon link to deploy/axon; that is intended, so not repeated here.
+quiet() { grep -v 'found symbolic link in path' || true; }
+
+mkdir -p "$OUT"
+for values in default production; do
+    args=()
+    [ "$values" = production ] && args=(-f "$CHART/ci/production-values.yaml")
+    "$helm" lint --strict "$CHART" "${args[@]}" >"$OUT/lint-$values.log" 2>&1 \
+        || fail "helm lint failed with the $values values" "$OUT/lint-$values.log"
+    say "helm-check: $values values: $(grep -E 'chart\(s\) linted' "$OUT/lint-$values.log")"
+    "$helm" template mnemo "$CHART" --namespace mnemo "${args[@]}" >"$OUT/$values.yaml" 2> >(quiet >&2) \
+        || fail "helm template failed with the $values values"
+    for kube in $KUBE_VERSIONS; do
+        "$UV" run --frozen kubernetes-validate --strict --quiet -k "$kube" "$OUT/$values.yaml" \
+            >"$OUT/$values-$kube.log" 2>&1 || fail "rendered manifests ($values values) are invalid for Kubernetes $kube" "$OUT/$values-$kube.log"
+        # Kinds without a Kubernetes schema (KEDA's ScaledObject) are checked by tests/unit/ops.
+        say "helm-check: $values values: $(grep -c '^kind:' "$OUT/$values.yaml") manifests valid for Kubernetes $kube"
+    done
+done
+
+bash "$here/ops.sh" install-prometheus
+promtool test rules "$MNEMO_ROOT/deploy/prometheus/tests/mnemo.rules.test.yml" >"$OUT/promtool.log" 2>&1 \
+    || fail "the alert rules fail their promtool tests" "$OUT/promtool.log"
+say "helm-check: alert rules pass their promtool tests"
