@@ -276,6 +276,18 @@ def test_a_name_that_breaks_the_rule_is_a_usage_error_and_creates_nothing(
 # ------------------------------------------------------------------------------------ corpora
 
 
+def test_corpus_list_json_holds_the_registered_corpus_as_a_draft(mnemo: Any, names: Names) -> None:
+    assert mnemo("apply", names.axon()).code == 0
+    listing = mnemo("corpus", "list", "--json")
+    assert listing.code == 0, listing.err
+    rows = {row["corpus_id"]: row for row in json.loads(listing.out)}
+    mine = rows[names.corpus]
+    assert mine["status"] == "draft"
+    assert mine["kind"] == "store_graph"
+    assert isinstance(mine["definition"], dict)
+    assert "T" in mine["updated_at"]
+
+
 def test_publish_and_deprecate_change_the_status_that_corpus_list_shows(
     mnemo: Any, names: Names
 ) -> None:

@@ -1,4 +1,4 @@
-"""`mnemo corpus list | publish ID | deprecate ID`: the corpus registry's lifecycle, as the owner role.
+"""`mnemo corpus list [--json] | publish ID | deprecate ID`: the corpus registry's lifecycle, as the owner role.
 
 `apply` registers corpora as draft; only these explicit commands change a status, and only
 published corpora are served. Deprecating a corpus that an active route scopes is refused, naming
@@ -9,6 +9,8 @@ routes naming the corpus are printed as warnings on stderr.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import sys
 from collections import Counter
 from typing import Any
@@ -16,6 +18,7 @@ from typing import Any
 import asyncpg
 from mnemo_store.registry import (
     STATUSES,
+    CorpusRow,
     Status,
     StatusChange,
     lint_routes,
@@ -32,6 +35,11 @@ def register(subparsers: Any) -> None:  # argparse's subparsers action has no pu
     parser = subparsers.add_parser("corpus", help="list, publish and deprecate registered corpora")
     actions = parser.add_subparsers(dest="corpus_command", metavar="ACTION", required=True)
     listing = actions.add_parser("list", help="status counts, then one row per corpus")
+    listing.add_argument(
+        "--json",
+        action="store_true",
+        help="print a JSON array of registry rows (every column, the definition included)",
+    )
     listing.set_defaults(func=run_list)
     for action, status in (("publish", "published"), ("deprecate", "deprecated")):
         command = actions.add_parser(action, help=f"mark a corpus {status}")
@@ -47,6 +55,9 @@ def register(subparsers: Any) -> None:  # argparse's subparsers action has no pu
 
 def run_list(args: argparse.Namespace) -> int:
     rows = with_owner(list_corpora)
+    if args.json:
+        print(json.dumps([_row_json(row) for row in rows], indent=2))
+        return 0
     counts = Counter(row.status for row in rows)
     print("  ".join(f"{status}: {counts.get(status, 0)}" for status in STATUSES))
     if not rows:
@@ -61,6 +72,12 @@ def run_list(args: argparse.Namespace) -> int:
             f"{updated:19}  {row.url}"
         )
     return 0
+
+
+def _row_json(row: CorpusRow) -> dict[str, object]:
+    data = dataclasses.asdict(row)
+    data["updated_at"] = row.updated_at.isoformat()
+    return data
 
 
 def run_status(args: argparse.Namespace) -> int:
