@@ -155,7 +155,8 @@ async def test_linked_candidates_are_the_documents_the_classifier_could_join_how
         )
         nothing = await tx.linked_candidates(corpus, new_id, [], ["') | !x & ("], 100)
     assert sorted(d.id for d in found) == sorted(str(k) for k in (cited, holder, rare))
-    assert other_scope == [] and nothing == []
+    assert other_scope == []
+    assert nothing == []
 
 
 async def test_the_title_key_in_sql_is_the_classifiers_title_key(

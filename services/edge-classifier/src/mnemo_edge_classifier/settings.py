@@ -6,15 +6,21 @@ from typing import Literal
 
 from mnemo_events import DOCUMENT_PERSISTED, PERSIST
 from mnemo_events.settings import KafkaSettings
-from pydantic import Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class ClassifierSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="MNEMO_CLASSIFIER_", frozen=True, extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="MNEMO_CLASSIFIER_", frozen=True, extra="ignore", populate_by_name=True
+    )
 
     host: str = "127.0.0.1"
-    port: int = 8082
+    port: int = Field(
+        default=8082,
+        validation_alias=AliasChoices("MNEMO_CLASSIFIER_PORT", "MNEMO_EDGE_CLASSIFIER_PORT"),
+    )
+    """`MNEMO_EDGE_CLASSIFIER_PORT` is the name `make up` and the local Prometheus use."""
     database_url: str = "postgresql://mnemo_classifier:mnemo_classifier@127.0.0.1:25432/mnemo"
     """As the read-only role `mnemo_classifier` (`MNEMO_CLASSIFIER_DATABASE_URL`)."""
     group: str = "mnemo.edge-classifier"
