@@ -28,6 +28,11 @@ class UnknownColumnError(StoreError):
     """A row named a column its store does not declare."""
 
 
+class InvalidValueError(StoreError, ValueError):
+    """A value Postgres cannot take for its column (or an outbox payload it cannot store); the
+    message names the store, row and column, the value, and what the column takes."""
+
+
 class RowLimitExceededError(StoreError):
     """A graph load met more rows than the configured limit allows, and the policy is to fail."""
 

@@ -20,7 +20,6 @@ from types import TracebackType
 from typing import Self
 
 import asyncpg
-from mnemo_axon.column_types import AxonType
 from mnemo_axon.ir import StoreDecl
 
 from mnemo_store import candidates, outbox, outcomes, retrieval
@@ -31,6 +30,7 @@ from mnemo_store.loading import CopyFormat, CopyQuery, GraphArrays, LoadLimits, 
 from mnemo_store.outcomes import StoredOutcome
 from mnemo_store.reinforcement import SCOPE_FIRST_PARAM, EdgeDelta, batch, reinforcement_sql
 from mnemo_store.retrieval import FoundDocument
+from mnemo_store.row_values import check_payload, column_value
 from mnemo_store.scope import Scope, render_scope
 from mnemo_store.store_corpus import StoreCorpus
 
@@ -362,7 +362,8 @@ class TenantTransaction:
         """Insert rows into a declared store for this tenant in one statement; returns the count.
 
         Every row must name the same columns. Values are bound per column as typed arrays;
-        Json values may be given as Python objects.
+        Json values may be given as Python objects, other values as text (`row_values`). A value
+        Postgres cannot take is an InvalidValueError naming its row and column, before any SQL.
         """
         connection = self._open()
         if not rows:
@@ -385,14 +386,7 @@ class TenantTransaction:
                     "every row of one insert must name the same columns"
                 )
             for array, column in zip(arrays, columns, strict=True):
-                value = row[column.name]
-                if (
-                    column.type is AxonType.JSON
-                    and value is not None
-                    and not isinstance(value, str)
-                ):
-                    value = json.dumps(value)
-                array.append(value)
+                array.append(column_value(store.name, number, column, row[column.name]))
         unnest = ", ".join(
             f"${index + 2}::{column.type.postgres}[]" for index, column in enumerate(columns)
         )
@@ -418,6 +412,7 @@ class TenantTransaction:
 
     async def append_outbox(self, event: outbox.OutboxEvent) -> None:
         """Queue `event` for publishing; it leaves only if this transaction commits."""
+        check_payload(event.payload, f"outbox event {event.event_id} ({event.topic}) payload")
         await self._open().execute(outbox.INSERT_SQL, *outbox.insert_args(self._tenant_id, event))
 
     async def claim_event(self, consumer: str, event_id: uuid.UUID) -> bool:
