@@ -82,19 +82,6 @@ def test_a_consumer_span_continues_the_trace_its_message_carries(
     assert spans["mnemo.classify"].context.trace_id == consumed.context.trace_id
 
 
-def test_an_http_request_with_a_traceparent_joins_the_callers_trace(
-    exported: InMemorySpanExporter,
-) -> None:
-    caller = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-    headers = {"Traceparent": caller, "Content-Type": "application/json"}
-    with tracing.http_server_span("POST", "/v1/corpora/{corpus}/navigate", headers) as span:
-        span.set(status=200)
-    served = by_name(exported)["POST /v1/corpora/{corpus}/navigate"]
-    assert format(served.context.trace_id, "032x") == "0af7651916cd43dd8448eb211c80319c"
-    assert served.parent is not None
-    assert format(served.parent.span_id, "016x") == "b7ad6b7169203331"
-
-
 def test_an_exception_ends_the_span_as_an_error_and_still_propagates(
     exported: InMemorySpanExporter,
 ) -> None:

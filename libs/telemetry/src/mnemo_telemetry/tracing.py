@@ -11,8 +11,8 @@ and the spans Mnemo's work is made of, with fixed names and attribute keys.
 
 One instrumentation per library: Kafka spans come from the events runtime (`consumer_span` /
 `producer_span` here give them their names), SQL spans from the store (`sql_span`), HTTP server
-spans from `http_server_span`. Nothing here instruments a library automatically, so no hop is traced
-twice. With no endpoint the spans still exist (their ids go into the log lines and onto the wire)
+spans from FastAPI's own instrumentation (configured by `mnemo_telemetry.asgi.fastapi_telemetry`).
+Nothing here instruments a library automatically, so no hop is traced twice. With no endpoint the spans still exist (their ids go into the log lines and onto the wire)
 but are exported nowhere.
 """
 
@@ -328,20 +328,6 @@ def consumer_span(
         handle.span.set_attribute(MESSAGING_SYSTEM, "kafka")
         handle.span.set_attribute(MESSAGING_DESTINATION, topic)
         handle.span.set_attribute(MESSAGING_OPERATION, "process")
-        yield handle
-
-
-@contextmanager
-def http_server_span(
-    method: str, route: str, headers: Mapping[str, str], *, tenant: str | None = None
-) -> Iterator[SpanHandle]:
-    """Serving one HTTP request, continuing the caller's `traceparent`; set `status` at the end."""
-    parent = propagate.extract({name.lower(): value for name, value in headers.items()})
-    with mnemo_span(
-        f"{method} {route}", kind=SpanKind.SERVER, parent=parent, tenant=tenant
-    ) as handle:
-        handle.span.set_attribute(HTTP_METHOD, method)
-        handle.span.set_attribute(HTTP_ROUTE, route)
         yield handle
 
 
