@@ -115,3 +115,15 @@ async def test_probes_are_measured_but_not_traced(exported: InMemorySpanExporter
         "mnemo_http_request_duration_seconds_count",
         {"service": SERVICE, "route": "/healthz", "method": "GET", "status": "200"},
     )
+
+
+async def test_the_probe_only_app_is_never_traced(exported: InMemorySpanExporter) -> None:
+    import asyncio
+
+    from mnemo_telemetry.probes import probe_app
+
+    transport = httpx.ASGITransport(app=probe_app("probe-test", {}, asyncio.Event()))
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+        for path in ("/healthz", "/readyz", "/metrics"):
+            assert (await http.get(path)).status_code == 200
+    assert exported.get_finished_spans() == ()

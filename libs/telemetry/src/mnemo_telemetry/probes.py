@@ -15,6 +15,8 @@ from fastapi import APIRouter, FastAPI, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
 
+from mnemo_telemetry.asgi import fastapi_telemetry
+
 ReadinessCheck = Callable[[], Awaitable[str | None]]
 CHECK_TIMEOUT_SECONDS = 2.0
 
@@ -72,6 +74,12 @@ def probe_app(
     service: str, checks: Mapping[str, ReadinessCheck], stopping: asyncio.Event
 ) -> FastAPI:
     """An app serving only the probes (for services with no HTTP API of their own)."""
-    app = FastAPI(title=f"mnemo {service}", docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(
+        title=f"mnemo {service}",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        telemetry=fastapi_telemetry(),  # probes and scrapes are never traced
+    )
     app.include_router(probe_router(service, checks, stopping))
     return app
