@@ -283,6 +283,33 @@ def test_the_hidden_tenant_column_name_is_reserved() -> None:
     )
 
 
+def test_the_reserved_prefix_is_refused_in_any_case_as_apply_would() -> None:
+    for name in ("axon_row_id", "AXON_TENANT", "axon_x", "Axon_Label"):
+        assert only(messages(f"axonstore S {{ schema {{ {name}: Text  ok: Text }} }}")) == (
+            f"Store 'S': column '{name}' starts with 'axon_' (in any case), which Mnemo reserves "
+            "for its hidden columns (axon_tenant, axon_row_id); choose another name"
+        )
+
+
+def test_more_columns_than_a_postgres_table_holds_are_refused() -> None:
+    columns = " ".join(f"c{k}: Text" for k in range(1599))
+    assert only(messages(f"axonstore S {{ schema {{ {columns} }} }}")) == (
+        "Store 'S' declares 1599 columns; a Postgres table holds at most 1598 besides Mnemo's "
+        "two hidden ones (split the store)"
+    )
+    fits = " ".join(f"c{k}: Text" for k in range(1598))
+    assert messages(f"axonstore S {{ schema {{ {fits} }} }}") == []
+
+
+def test_a_corpus_name_longer_than_a_corpus_id_holds_is_refused() -> None:
+    name = "C" * 201
+    assert only(messages(f"{DOCS}corpus {name} {{ documents: [a] }}")) == (
+        f"Corpus name '{'C' * 40}…' is 201 characters long; a corpus id holds at most 200 "
+        "(shorten it)"
+    )
+    assert messages(f"{DOCS}corpus {'C' * 200} {{ documents: [a] }}") == []
+
+
 def test_identifiers_longer_than_postgres_allows_are_refused() -> None:
     long_name = "c" * 64
     assert only(messages(f"axonstore S {{ schema {{ {long_name}: Text }} }}")) == (

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
+from mnemo_axon.column_types import AxonType
 from mnemo_axon.compiler import load_deployment
-from mnemo_axon.ir import Deployment
+from mnemo_axon.ir import ColumnDecl, Deployment, StoreDecl
 from mnemo_store import ReservedColumnError
 from mnemo_store.ddl import Catalog, ExistingColumn, ExistingStore, plan_stores
 from mnemo_store.identifiers import object_name
@@ -143,9 +146,14 @@ def test_a_corpus_reading_an_existing_store_updates_its_revision_trigger() -> No
 
 
 def test_columns_named_like_the_hidden_ones_are_refused() -> None:
-    text = "axonstore S { backend: postgresql schema { axon_other: Uuid } }"
+    # The checker refuses them first (tests/unit/axon); this is the store's own second line, for
+    # a Deployment that did not come through the checker (an IR file, a caller's own).
+    hidden = StoreDecl("S", (ColumnDecl("AXON_other", AxonType.UUID),))
+    unchecked = dataclasses.replace(
+        deployment("axonstore S { schema { ok: Uuid } }"), stores=(hidden,)
+    )
     with pytest.raises(ReservedColumnError, match="reserves"):
-        plan_stores(deployment(text), Catalog())
+        plan_stores(unchecked, Catalog())
 
 
 def test_long_object_names_are_shortened_without_colliding() -> None:

@@ -51,9 +51,15 @@ from mnemo_axon.syntax import (
     StoreNode,
 )
 
-# Every store table gets this hidden column for row-level security (ARCHITECTURE.md §2).
+# Every store table gets this hidden column for row-level security (ARCHITECTURE.md §2), and
+# `axon_row_id` when it has no primary key: the prefix, in any case, is Mnemo's.
 RESERVED_COLUMN = "axon_tenant"
+RESERVED_PREFIX = "axon_"
 MAX_IDENTIFIER_BYTES = 63
+# Postgres holds at most 1600 columns in a table; Mnemo adds its two hidden ones.
+MAX_DECLARED_COLUMNS = 1600 - 2
+# `mnemo.corpora.corpus_id` holds 1 to 200 characters.
+MAX_CORPUS_NAME_CHARACTERS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +127,8 @@ class _Checker:
         for declared in unique:
             self._enter(declared.file_index)
             node = declared.node
+            if not isinstance(node, StoreNode | DocumentNode):
+                self._check_corpus_name(node.name)
             if isinstance(node, DocumentNode):
                 documents.append(_lower_document(node))
             elif isinstance(node, ListCorpusNode):
@@ -161,6 +169,14 @@ class _Checker:
                 f"{MAX_IDENTIFIER_BYTES} (shorten it)",
             )
 
+    def _check_corpus_name(self, at: Located) -> None:
+        if len(at.text) > MAX_CORPUS_NAME_CHARACTERS:
+            self._report(
+                at,
+                f"Corpus name '{at.text[:40]}…' is {len(at.text)} characters long; a corpus id "
+                f"holds at most {MAX_CORPUS_NAME_CHARACTERS} (shorten it)",
+            )
+
     def _check_store(self, node: StoreNode) -> StoreDecl:
         store = node.name.text
         self._check_identifier(node.name, "Store name")
@@ -190,11 +206,25 @@ class _Checker:
                     "every store for row-level security); choose another name",
                 )
                 continue
+            if name.lower().startswith(RESERVED_PREFIX):
+                self._report(
+                    column.name,
+                    f"Store '{store}': column '{name}' starts with '{RESERVED_PREFIX}' (in any "
+                    "case), which Mnemo reserves for its hidden columns (axon_tenant, "
+                    "axon_row_id); choose another name",
+                )
+                continue
             self._check_identifier(column.name, f"Store '{store}': column")
             lowered = self._check_column(store, column)
             if lowered is not None:
                 columns.append(lowered)
                 types[name] = lowered.type
+        if len(node.columns) > MAX_DECLARED_COLUMNS:
+            self._report(
+                node.schema or node.name,
+                f"Store '{store}' declares {len(node.columns)} columns; a Postgres table holds "
+                f"at most {MAX_DECLARED_COLUMNS} besides Mnemo's two hidden ones (split the store)",
+            )
         self._column_types[store] = types
         return StoreDecl(name=store, columns=tuple(columns))
 
