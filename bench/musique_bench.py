@@ -35,7 +35,7 @@ from mnemo_mdn.lexical_index import classify_corpus
 from mnemo_mdn.relevance import query_view
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "musique"
+DEFAULT_DATA = ROOT / "bench" / "data" / "musique"
 
 
 def load(data: Path) -> tuple[list[dict[str, str]], list[dict[str, object]]]:

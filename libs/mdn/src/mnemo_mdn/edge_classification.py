@@ -174,7 +174,10 @@ class DocumentKeys:
     cased: str  # every word as written, space-separated, padded with a space at both ends
     lowered: str  # the same, lowercased: phrase containment of keys
     sentences: tuple[str, ...]
-    capitalised_phrases: frozenset[str]  # lowercased runs of <= MAX_KEY_WORDS words from a capital
+    sentence_words: tuple[str, ...]  # each sentence's tokens, space-joined and padded: phrase tests
+    sentence_content: tuple[tuple[frozenset[str], bool], ...]  # content words, negated: restatement
+    sentence_cues: tuple[tuple[bool, bool], ...]  # a replacement cue, an opposition cue
+    cased_text: str  # the text as written (title and body)
 
     def contains(self, key: str) -> bool:
         """Whether the document holds `key` as whole consecutive tokens."""
@@ -192,7 +195,7 @@ class DocumentKeys:
         """An explicit reference to `other.id`: written out whole, and shaped like an id (a letter
         and a digit or separator, four characters or more: `doc-17`, a uuid; not a plain word)."""
         target = other.id
-        if _ID_SHAPE.match(target) is None:
+        if _ID_SHAPE.match(target) is None or target not in self.cased_text:
             return False
         pattern = re.compile(r"(?<![\w-])" + re.escape(target) + r"(?![\w-])")
         return any(target in s and pattern.search(s) for s in self.sentences)
@@ -235,12 +238,8 @@ def document_keys(document: TextDocument) -> DocumentKeys:
     title_words = _words(document.title)
     title_key = " ".join(w.lower() for w in title_words)
     lowered_words = [w.lower() for w in words]
-    capitalised = {
-        " ".join(lowered_words[start:end])
-        for start, word in enumerate(words)
-        if word[0].isupper() or word[0].isdigit()
-        for end in range(start + 1, min(start + MAX_KEY_WORDS, len(words)) + 1)
-    }
+    sentences = tuple(s for s in _SENTENCE_END.split(text) if s.strip())
+    sentence_tokens = [token_list(s) for s in sentences]
     return DocumentKeys(
         id=document.id,
         title_key=title_key,
@@ -248,8 +247,14 @@ def document_keys(document: TextDocument) -> DocumentKeys:
         names=frozenset(_names(text) - {title_key}),
         cased=f" {' '.join(words)} ",
         lowered=f" {' '.join(lowered_words)} ",
-        sentences=tuple(s for s in _SENTENCE_END.split(text) if s.strip()),
-        capitalised_phrases=frozenset(capitalised),
+        sentences=sentences,
+        sentence_words=tuple(f" {' '.join(tokens)} " for tokens in sentence_tokens),
+        sentence_content=tuple((_content(tokens), _negated(tokens)) for tokens in sentence_tokens),
+        sentence_cues=tuple(
+            (_REPLACEMENT.search(s) is not None, _OPPOSITION.search(s) is not None)
+            for s in sentences
+        ),
+        cased_text=text,
     )
 
 
@@ -282,11 +287,24 @@ class CandidateQuery:
         ]
 
 
+def capitalised_phrases(keys: DocumentKeys) -> set[str]:
+    """Runs of up to MAX_KEY_WORDS words starting at a capitalised word or a number, lowercased:
+    the title keys a document may mention."""
+    words = keys.cased.split()
+    lowered = keys.lowered.split()
+    return {
+        " ".join(lowered[start:end])
+        for start, word in enumerate(words)
+        if word[0].isupper() or word[0].isdigit()
+        for end in range(start + 1, min(start + MAX_KEY_WORDS, len(words)) + 1)
+    }
+
+
 def candidate_query(keys: DocumentKeys) -> CandidateQuery:
     """The lookups that find every document `classify` could join to `keys`'s document."""
     cited = {keys.title_key, " ".join(token_list(keys.id))} - {""}
     return CandidateQuery(
-        titles=tuple(sorted(keys.capitalised_phrases)),
+        titles=tuple(sorted(capitalised_phrases(keys))),
         cited=tuple(sorted(cited)),
         names=tuple(sorted(keys.names)),
     )
@@ -331,16 +349,10 @@ def _restatement(a: DocumentKeys, b: DocumentKeys) -> tuple[float, float]:
     Two sentences restate each other when they share at least three content words and more
     content words than they differ in (Jaccard above one half)."""
     same = opposite = 0.0
-    right = []
-    for sentence in b.sentences:
-        tokens = token_list(sentence)
-        right.append((_content(tokens), _negated(tokens)))
-    for sentence in a.sentences:
-        tokens = token_list(sentence)
-        content = _content(tokens)
+    right = b.sentence_content
+    for content, negated in a.sentence_content:
         if len(content) < 3:
             continue
-        negated = _negated(tokens)
         for other, other_negated in right:
             shared = len(content & other)
             if shared < 3:
@@ -354,14 +366,14 @@ def _restatement(a: DocumentKeys, b: DocumentKeys) -> tuple[float, float]:
     return same, opposite
 
 
-def _sentences_naming(keys: DocumentKeys, phrases: Iterable[str]) -> list[str]:
-    wanted = [p for p in phrases if p]
-    found = []
-    for sentence in keys.sentences:
-        words = f" {' '.join(token_list(sentence))} "
-        if any(f" {p} " in words for p in wanted):
-            found.append(sentence)
-    return found
+def _cues_naming(keys: DocumentKeys, phrases: Iterable[str]) -> list[tuple[bool, bool]]:
+    """The cues (replacement, opposition) of each sentence of `keys` naming one of `phrases`."""
+    wanted = [f" {p} " for p in phrases if p]
+    return [
+        cues
+        for cues, words in zip(keys.sentence_cues, keys.sentence_words, strict=True)
+        if any(p in words for p in wanted)
+    ]
 
 
 # -- deciding --------------------------------------------------------------------------------------
@@ -427,7 +439,12 @@ def classify(
     def title_share(keys: DocumentKeys) -> float:
         return 1.0 / max(1, title_counts.get(keys.title_key, 1))
 
-    new_keys = sorted(new.names | ({new.title_key} if new.title_key else set()))
+    # Keys rare enough to be evidence, with each link's share (`1/(df − 1)`), read once.
+    rare_keys = [
+        (key, 1.0 / (holders - 1))
+        for key in sorted(new.names | ({new.title_key} if new.title_key else set()))
+        if (holders := rarity.df(key)) - 1 <= options.max_links
+    ]
     pairs: list[_Pair] = []
     for other_id in sorted(others):
         other = others[other_id]
@@ -442,14 +459,13 @@ def classify(
         elif other.mentions_title(new):
             pair.cite_in = title_share(new)
             pair.cite_in_evidence = f"mentions the title {new.title_cased!r}"
-        for key in new_keys:
+        for key, share in rare_keys:
             if key == new.title_key and key != other.title_key:
                 continue  # the other naming this title is a citation, weighed above
             if key == other.title_key and key != new.title_key:
                 continue  # likewise the other way
-            holders = rarity.df(key)
-            if holders - 1 <= options.max_links and other.contains(key):
-                pair.shared.append((key, 1.0 / (holders - 1)))
+            if other.contains(key):
+                pair.shared.append((key, share))
         pairs.append(pair)
         _cues(new, pair, decide)
 
@@ -482,16 +498,15 @@ def _cues(new: DocumentKeys, pair: _Pair, decide: _Decide) -> None:
     other = pair.other
     label = other.title_cased or other.id
     naming = [" ".join(token_list(other.id)), other.title_key]
-    named = _sentences_naming(new, naming) if pair.cite_out else []
-    if any(_REPLACEMENT.search(s) for s in named):
+    named = _cues_naming(new, naming) if pair.cite_out else []
+    if any(replacement for replacement, _ in named):
         decide(new.id, other.id, "supersede", pair.cite_out, f"a replacement cue naming {label!r}")
-    if any(_OPPOSITION.search(s) for s in named):
+    if any(opposition for _, opposition in named):
         decide(new.id, other.id, "contradict", pair.cite_out, f"an opposition cue naming {label!r}")
         return
     if not pair.shared:
         return
-    shared_sentences = _sentences_naming(new, [k for k, _ in pair.shared])
-    if any(_OPPOSITION.search(s) for s in shared_sentences):
+    if any(opposition for _, opposition in _cues_naming(new, [k for k, _ in pair.shared])):
         decide(new.id, other.id, "contradict", pair.strength, "an opposition cue on a shared key")
         return
     _, opposite = _restatement(new, other)

@@ -24,6 +24,8 @@ from mnemo_mdn.edge_classification import (
 )
 from mnemo_mdn.graph import Document
 
+_NONE: frozenset[int] = frozenset()
+
 
 class LexicalIndex:
     """Documents read once (`document_keys`), token postings, and phrase document frequencies."""
@@ -32,10 +34,10 @@ class LexicalIndex:
         self.keys: list[DocumentKeys] = [
             document_keys(TextDocument(d.id, d.title, d.body)) for d in documents
         ]
-        self._postings: dict[str, list[int]] = {}
+        self._postings: dict[str, set[int]] = {}
         for position, keys in enumerate(self.keys):
             for token in set(keys.lowered.split()):
-                self._postings.setdefault(token, []).append(position)
+                self._postings.setdefault(token, set()).add(position)
         self.title_counts: dict[str, int] = {}
         self._by_title: dict[str, list[int]] = {}
         for position, keys in enumerate(self.keys):
@@ -49,15 +51,12 @@ class LexicalIndex:
         found = self._holders.get(phrase)
         if found is not None:
             return found
-        lists = sorted((self._postings.get(t, []) for t in set(phrase.split())), key=len)
-        if not lists or not lists[0]:
+        sets = sorted((self._postings.get(t, _NONE) for t in set(phrase.split())), key=len)
+        if not sets or not sets[0]:
             found = ()
         else:
-            rest = [set(other) for other in lists[1:]]
             found = tuple(
-                p
-                for p in lists[0]
-                if all(p in other for other in rest) and self.keys[p].contains(phrase)
+                sorted(p for p in sets[0].intersection(*sets[1:]) if self.keys[p].contains(phrase))
             )
         self._holders[phrase] = found
         return found

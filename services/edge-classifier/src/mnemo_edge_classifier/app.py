@@ -19,7 +19,12 @@ from mnemo_edge_classifier.adapters import RegistryCorpora, StoreCandidates
 from mnemo_edge_classifier.llm_classifier import ChatClassifier, ChatSettings
 from mnemo_edge_classifier.settings import ClassifierSettings
 from mnemo_edge_classifier.subscribers import document_handler
-from mnemo_edge_classifier.use_cases import ClassifyDocument, EdgeClassifier, LexicalClassifier
+from mnemo_edge_classifier.use_cases import (
+    ClassifyDocument,
+    EdgeClassifier,
+    KeysCache,
+    LexicalClassifier,
+)
 
 TRANSIENT = (
     OSError,
@@ -86,6 +91,7 @@ def create_app(settings: ClassifierSettings | None = None) -> ServiceRuntime:
             StoreCandidates(Store(pool), settings.candidate_limit, options),
             classifier,
             settings.scope_columns,
+            KeysCache(settings.keys_cache_size),
         )
         handlers.append(document_handler(use_case, send))
         await broker.start()

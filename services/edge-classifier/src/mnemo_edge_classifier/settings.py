@@ -39,6 +39,8 @@ class ClassifierSettings(BaseSettings):
     classifier could join to the new one (titles it mentions, holders of its title, id and rare
     names), not a ranked sample; a document past the bound is missed."""
     max_links: int = Field(default=10, ge=1)
+    keys_cache_size: int = Field(default=20_000, ge=0)
+    """Documents whose classifier reading (`document_keys`) is kept for reuse (0: none)."""
     llm_base_url: str = "http://127.0.0.1:11434/v1"
     llm_model: str = "gpt-4o-mini"
     llm_api_key: SecretStr = SecretStr("")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import uuid
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -83,6 +84,34 @@ class LexicalClassifier:
         return classify(document, candidates, rarity, self.options)
 
 
+class KeysCache:
+    """What the classifier read off recently seen documents (`document_keys`), least recently used
+    first out. Reading a document costs more than classifying it against its candidates, and the
+    same documents are candidates of many new ones. An entry serves only while the document's
+    title and body are the ones it was read from."""
+
+    def __init__(self, size: int = 20_000) -> None:
+        self._size = size
+        self._entries: OrderedDict[tuple[uuid.UUID, str, str], tuple[str, str | None, DocumentKeys]]
+        self._entries = OrderedDict()
+        self.hits = 0
+
+    def keys(self, tenant: uuid.UUID, corpus: str, document: TextDocument) -> DocumentKeys:
+        slot = (tenant, corpus, document.id)
+        entry = self._entries.get(slot)
+        if entry is not None and entry[0] == document.title and entry[1] == document.body:
+            self._entries.move_to_end(slot)
+            self.hits += 1
+            return entry[2]
+        keys = document_keys(document)
+        if self._size > 0:
+            self._entries[slot] = (document.title, document.body, keys)
+            self._entries.move_to_end(slot)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+        return keys
+
+
 @dataclass(slots=True)
 class Counts:
     documents: int = 0
@@ -126,11 +155,13 @@ class ClassifyDocument:
         source: CandidateSource,
         classifier: EdgeClassifier,
         scope_columns: Mapping[str, Sequence[str]],
+        cache: KeysCache | None = None,
     ) -> None:
         self._directory = directory
         self._source = source
         self._classifier = classifier
         self._scope_columns = scope_columns
+        self._cache = cache or KeysCache()
         self.counts = Counts()
 
     async def edges_for(
@@ -159,11 +190,14 @@ class ClassifyDocument:
             body if isinstance(body, str) or body is None else str(body),
         )
         scope, scope_values = self._scope(corpus, data)
-        keys = document_keys(document)
+        keys = self._cache.keys(envelope.tenant, corpus.name, document)
         around = await self._source.neighbourhood(
             envelope.tenant, corpus, document.id, candidate_query(keys), keys_of(keys), scope
         )
-        candidates = [document_keys(TextDocument(c.id, c.title, c.body)) for c in around.candidates]
+        candidates = [
+            self._cache.keys(envelope.tenant, corpus.name, TextDocument(c.id, c.title, c.body))
+            for c in around.candidates
+        ]
         decisions = await self._classifier.classify(
             keys, candidates, Rarity(dict(around.frequencies))
         )
