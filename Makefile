@@ -55,6 +55,9 @@ migrate: install ## apply the database migrations (Alembic, as the owner role); 
 ops: ## start Jaeger (OTLP 4317/4318, query API 16686) and Prometheus (29090) for the local services
 	@bash deploy/local/ops.sh up
 
+ops-test: ops ## live checks of Jaeger and Prometheus (tests marked ops)
+	$(PYTEST) -m ops -q
+
 down: ## stop exactly the processes `make up` started
 	@bash deploy/local/services.sh down
 	@bash deploy/local/stack.sh down
@@ -86,4 +89,4 @@ run: up ## bring up the stack and show what it can do so far
 bench: up ## run the benchmarks under bench/ (prints tables, writes bench/results/*.json)
 	@for b in bench/*_bench.py; do echo "== $$b"; $(RUN) python $$b || exit 1; done
 
-.PHONY: ops helm-check
+.PHONY: ops ops-test helm-check
