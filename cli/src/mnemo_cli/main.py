@@ -27,13 +27,35 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+# The module that registers each command, so that a run imports only its command's module (some
+# import the graph engine or the Kafka client, seconds on a busy machine). A unit test keeps this
+# map equal to what the modules register.
+COMMAND_MODULE_OF: dict[str, str] = {
+    "dev": "dev",
+    "ingest-dir": "ingest_dir",
+    "persist": "persist",
+    "check": "check",
+    "explain-where": "explain_where",
+    "apply": "apply",
+    "tenant": "tenant",
+    "corpus": "corpus",
+    "graph": "graph",
+    "audit": "audit",
+    "token": "token",
+    "navigate": "navigate",
+    "retrieve": "navigate",
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or only of `command` when a module is known to register it."""
     parser = argparse.ArgumentParser(
         prog="mnemo",
         description="Mnemo: living knowledge graphs for AI agents.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    only = COMMAND_MODULE_OF.get(command or "")
+    for name in (only,) if only else COMMAND_MODULES:
         module = importlib.import_module(f"mnemo_cli.commands.{name}")
         module.register(subparsers)
     return parser
@@ -46,8 +68,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(arguments[0] if arguments else None)
+    args = parser.parse_args(arguments)
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help(sys.stderr)
