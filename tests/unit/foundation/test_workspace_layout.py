@@ -38,13 +38,22 @@ def test_the_compose_file_runs_postgres_kafka_and_the_four_services_from_one_doc
     assert (ROOT / "Dockerfile").is_file()
     kafka_env = services["kafka"]["environment"]
     assert kafka_env["KAFKA_PROCESS_ROLES"] == "broker,controller"  # KRaft, no ZooKeeper
+    # The set-up steps wait for healthy Postgres and Kafka; the services wait for the set-up steps.
+    assert services["setup"]["depends_on"]["postgres"]["condition"] == "service_healthy"
+    assert services["kafka-topics"]["depends_on"]["kafka"]["condition"] == "service_healthy"
     for name in SERVICES:
         depends = services[name]["depends_on"]
-        assert depends["postgres"]["condition"] == "service_healthy"
-        assert depends["kafka"]["condition"] == "service_healthy"
-        assert depends["migrate"]["condition"] == "service_completed_successfully"
-        # Services connect as the application role, never as the owner or a superuser.
-        assert "mnemo_app:" in services[name]["environment"]["MNEMO_DATABASE_URL"]
+        assert depends["setup"]["condition"] == "service_completed_successfully"
+        assert depends["kafka-topics"]["condition"] == "service_completed_successfully"
+        # Each service connects as its own login role, never as the owner or a superuser.
+        urls = [
+            str(value)
+            for value in services[name]["environment"].values()
+            if str(value).startswith("postgresql://")
+        ]
+        assert urls, name
+        for url in urls:
+            assert not url.startswith(("postgresql://mnemo_owner:", "postgresql://postgres:")), url
     for mount in services["postgres"]["volumes"]:
         source = mount.split(":", 1)[0]
         if source.startswith("./"):
