@@ -39,14 +39,18 @@ def existing_docs(**changes: object) -> ExistingStore:
         ExistingColumn("slug", "text", False),
         ExistingColumn("made", "timestamp with time zone", False),
         ExistingColumn("note", "text", False),
+        ExistingColumn("axon_changed", "xid8", True),
     )
     values: dict[str, object] = {
         "name": "Docs",
         "columns": columns,
         "primary_key": ("axon_tenant", "id"),
         "unique": frozenset({("axon_tenant", "slug")}),
-        "indexes": frozenset({"Docs__fulltext", "Docs_pkey", "Docs__slug_key"}),
+        "indexes": frozenset(
+            {"Docs__fulltext", "Docs_pkey", "Docs__slug_key", "Docs__changed_idx"}
+        ),
         "revision_corpora": ("Graph",),
+        "reset_corpora": ("Graph",),
     }
     values.update(changes)
     return ExistingStore(**values)  # type: ignore[arg-type]  # test data built from a dict
@@ -77,6 +81,35 @@ def test_planning_what_already_exists_plans_nothing() -> None:
     plan = plan_stores(deployment(), Catalog({"Docs": existing_docs()}))
     assert [step.description for step in plan.steps if "Docs" in step.sql] == []
     assert plan.refused == ()
+
+
+def test_every_new_store_gets_an_indexed_change_marker_and_the_reset_triggers() -> None:
+    plan = plan_stores(deployment(), Catalog())
+    sql = "\n".join(step.sql for step in plan.steps)
+    assert '"axon_changed" xid8 NOT NULL DEFAULT pg_current_xact_id()' in sql
+    assert 'ON "axon_stores"."Docs" ("axon_tenant", "axon_changed")' in sql
+    assert 'ON "axon_stores"."Edges" ("axon_tenant", "axon_changed")' in sql
+    assert sql.count("EXECUTE FUNCTION mnemo.mark_row_change()") == 2
+    assert "AFTER DELETE OR TRUNCATE ON \"axon_stores\".\"Docs\"" in sql
+    # Documents are identified by their id, edges (no declared key) by the hidden row id.
+    assert 'WHEN (ROW(OLD."id") IS DISTINCT FROM ROW(NEW."id"))' in sql
+    assert 'WHEN (ROW(OLD."axon_row_id") IS DISTINCT FROM ROW(NEW."axon_row_id"))' in sql
+
+
+def test_an_existing_store_without_a_change_marker_gets_one_additively() -> None:
+    columns = tuple(c for c in existing_docs().columns if c.name != "axon_changed")
+    store = existing_docs(
+        columns=columns,
+        indexes=frozenset({"Docs__fulltext", "Docs_pkey", "Docs__slug_key"}),
+        has_change_trigger=False,
+        reset_corpora=None,
+    )
+    plan = plan_stores(deployment(), Catalog({"Docs": store}))
+    docs = [step for step in plan.steps if '"Docs"' in step.sql]
+    assert plan.refused == ()
+    assert any("ADD COLUMN \"axon_changed\" xid8" in step.sql for step in docs)
+    assert any("mark_row_change" in step.sql for step in docs)
+    assert sum("reset_graph_revision('Graph')" in step.sql for step in docs) == 2
 
 
 def test_a_new_nullable_column_is_added_and_a_missing_index_or_policy_restored() -> None:

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import asyncpg
 
-from mnemo_store.ddl import REVISION_TRIGGER, Catalog, ExistingColumn, ExistingStore
+from mnemo_store.ddl import (
+    CHANGE_TRIGGER,
+    RESET_TRIGGER,
+    REVISION_TRIGGER,
+    Catalog,
+    ExistingColumn,
+    ExistingStore,
+)
 from mnemo_store.identifiers import STORE_SCHEMA
 
 _TABLES = """
 SELECT c.oid, c.relname, c.relrowsecurity, c.relforcerowsecurity,
        EXISTS (SELECT FROM pg_policy p WHERE p.polrelid = c.oid) AS has_policy,
-       (SELECT t.tgargs FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = $2) AS trigger_args
+       (SELECT t.tgargs FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = $2) AS trigger_args,
+       EXISTS (SELECT FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = $3) AS has_change,
+       (SELECT t.tgargs FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = $4) AS reset_args
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = $1 AND c.relkind IN ('r', 'p')
 """
@@ -34,7 +43,9 @@ WHERE i.indrelid = ANY($1::oid[])
 
 async def read_catalog(connection: asyncpg.Connection) -> Catalog:
     """Every table of `axon_stores` with its columns, keys, indexes, RLS state and revision trigger."""
-    tables = await connection.fetch(_TABLES, STORE_SCHEMA, REVISION_TRIGGER)
+    tables = await connection.fetch(
+        _TABLES, STORE_SCHEMA, REVISION_TRIGGER, CHANGE_TRIGGER, RESET_TRIGGER
+    )
     oids = [row["oid"] for row in tables]
     columns: dict[int, list[ExistingColumn]] = {oid: [] for oid in oids}
     for row in await connection.fetch(_COLUMNS, oids):
@@ -64,9 +75,13 @@ async def read_catalog(connection: asyncpg.Connection) -> Catalog:
             rls_enabled=row["relrowsecurity"],
             rls_forced=row["relforcerowsecurity"],
             has_policy=row["has_policy"],
-            # tgargs holds each argument followed by a NUL byte.
-            revision_corpora=None
-            if args is None
-            else tuple(bytes(args).decode("utf-8").split("\x00")[:-1]),
+            revision_corpora=_arguments(args),
+            has_change_trigger=row["has_change"],
+            reset_corpora=_arguments(row["reset_args"]),
         )
     return Catalog(stores)
+
+
+def _arguments(args: bytes | None) -> tuple[str, ...] | None:
+    """A trigger's arguments (tgargs holds each followed by a NUL byte); None without a trigger."""
+    return None if args is None else tuple(bytes(args).decode("utf-8").split("\x00")[:-1])

@@ -7,6 +7,12 @@ in Mnemo deletes store rows). A store read by a store corpus also gets the index
 needs (document id; a full-text GIN index over title and body; edge endpoints) and a statement
 trigger that bumps the graph revision of every corpus reading it.
 
+Every store also has a hidden change marker, `axon_changed xid8`: the id of the transaction that
+last inserted or updated the row (a default, and a row trigger for updates), indexed after the
+tenant. A graph cache reads only the rows whose marker its snapshot could not see
+(`mnemo_store.refresh`). What a marker cannot show (a deleted row, a row whose identity changed)
+is recorded as a reset on the corpus's revision row by a second trigger, and forces a full reload.
+
 Planning compares with what exists: additions (tables, columns, indexes, policies, triggers) are
 planned; anything else (dropping or retyping a column, changing nullability, keys or uniqueness) is
 refused with the statements it would take. A second apply of the same declarations plans nothing.
@@ -34,6 +40,10 @@ from mnemo_store.identifiers import (
 
 APP_ROLE: Final = "mnemo_app"
 REVISION_TRIGGER: Final = "axon_graph_revision"
+CHANGE_COLUMN: Final = "axon_changed"
+CHANGE_TRIGGER: Final = "axon_row_change"
+RESET_TRIGGER: Final = "axon_graph_reset"
+IDENTITY_TRIGGER: Final = "axon_identity_reset"
 FULLTEXT_CONFIG: Final = "simple"
 _NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 # format_type() spells some types differently from the names DDL is written with.
@@ -60,6 +70,8 @@ class ExistingStore:
     rls_forced: bool = True
     has_policy: bool = True
     revision_corpora: tuple[str, ...] | None = None  # trigger arguments; None: no trigger
+    has_change_trigger: bool = True
+    reset_corpora: tuple[str, ...] | None = None  # the reset trigger's arguments; None: none
 
     def column(self, name: str) -> ExistingColumn | None:
         return next((column for column in self.columns if column.name == name), None)
@@ -126,10 +138,11 @@ def plan_stores(
         indexes = _indexes(deployment, store)
         existing = catalog.stores.get(store.name)
         corpora = readers.get(store.name, ())
+        identity = identity_columns(deployment, store)
         if existing is None:
-            steps += _create(store, indexes, corpora)
+            steps += _create(store, indexes, corpora, identity)
             continue
-        steps += _extend(store, existing, indexes, corpora, refused)
+        steps += _extend(store, existing, indexes, corpora, refused, identity)
     return StorePlan(tuple(steps), tuple(refused))
 
 
@@ -145,8 +158,27 @@ def fulltext_expression(title_column: str, body_column: str | None, alias: str =
 # --------------------------------------------------------------------------------- new tables
 
 
+def identity_columns(deployment: Deployment, store: StoreDecl) -> tuple[str, ...]:
+    """The columns that identify a row of `store` to a cached graph: its primary key (or the hidden
+    row id), and the document id column of every store corpus reading it as its documents."""
+    key = [column.name for column in store.columns if column.primary_key] or [ROW_ID_COLUMN]
+    for corpus in deployment.corpora:
+        documents = corpus.documents_store
+        if (
+            corpus.kind is CorpusKind.STORE_GRAPH
+            and documents is not None
+            and documents.store == store.name
+            and documents.id_column not in key
+        ):
+            key.append(documents.id_column)
+    return tuple(key)
+
+
 def _create(
-    store: StoreDecl, indexes: Sequence[_Index], corpora: tuple[str, ...]
+    store: StoreDecl,
+    indexes: Sequence[_Index],
+    corpora: tuple[str, ...],
+    identity: tuple[str, ...] = (),
 ) -> list[PlanStep]:
     table = store_table(store.name)
     lines = [f"{quote(TENANT_COLUMN)} uuid NOT NULL"]
@@ -155,6 +187,7 @@ def _create(
         lines.append(f"{quote(ROW_ID_COLUMN)} bigint GENERATED ALWAYS AS IDENTITY")
         key = [ROW_ID_COLUMN]
     lines += [_column_sql(column) for column in store.columns]
+    lines.append(_CHANGE_COLUMN_SQL)
     lines.append(f"PRIMARY KEY ({_key_list(key)})")
     for column in store.columns:
         if column.unique and not column.primary_key:
@@ -170,9 +203,47 @@ def _create(
         ),
     ]
     steps += [PlanStep(index.description, index.sql) for index in indexes]
+    steps.append(_change_trigger_step(store))
     if corpora:
         steps.append(_trigger_step(store, corpora))
+        steps += _reset_trigger_steps(store, corpora, identity or (ROW_ID_COLUMN,))
     return steps
+
+
+_CHANGE_COLUMN_SQL: Final = f"{quote(CHANGE_COLUMN)} xid8 NOT NULL DEFAULT pg_current_xact_id()"
+
+
+def _change_trigger_step(store: StoreDecl) -> PlanStep:
+    return PlanStep(
+        f"mark every inserted or updated row of {store.name} with its transaction",
+        f"CREATE OR REPLACE TRIGGER {CHANGE_TRIGGER} BEFORE INSERT OR UPDATE"
+        f" ON {store_table(store.name)} FOR EACH ROW"
+        f" WHEN (NEW.{quote(CHANGE_COLUMN)} IS DISTINCT FROM pg_current_xact_id())"
+        " EXECUTE FUNCTION mnemo.mark_row_change()",
+    )
+
+
+def _reset_trigger_steps(
+    store: StoreDecl, corpora: tuple[str, ...], identity: tuple[str, ...]
+) -> list[PlanStep]:
+    arguments = ", ".join("'" + corpus.replace("'", "''") + "'" for corpus in corpora)
+    old = ", ".join(f"OLD.{quote(name)}" for name in identity)
+    new = ", ".join(f"NEW.{quote(name)}" for name in identity)
+    table = store_table(store.name)
+    function = f"mnemo.reset_graph_revision({arguments})"
+    return [
+        PlanStep(
+            f"reset the cached graphs of {', '.join(corpora)} when rows of {store.name} are deleted",
+            f"CREATE OR REPLACE TRIGGER {RESET_TRIGGER} AFTER DELETE OR TRUNCATE ON {table}"
+            f" FOR EACH STATEMENT EXECUTE FUNCTION {function}",
+        ),
+        PlanStep(
+            f"reset the cached graphs of {', '.join(corpora)} when a row of {store.name} changes "
+            f"identity ({', '.join(identity)})",
+            f"CREATE OR REPLACE TRIGGER {IDENTITY_TRIGGER} AFTER UPDATE ON {table} FOR EACH ROW"
+            f" WHEN (ROW({old}) IS DISTINCT FROM ROW({new})) EXECUTE FUNCTION {function}",
+        ),
+    ]
 
 
 def _column_sql(column: ColumnDecl) -> str:
@@ -262,6 +333,12 @@ def _indexes(deployment: Deployment, store: StoreDecl) -> list[_Index]:
                 f"CREATE INDEX {quote(name)} ON {table} ({_key_list([relations.to_column])})",
                 f"index {store.name} by edge target",
             )
+    name = object_name(store.name, "changed_idx")
+    found[name] = _Index(
+        name,
+        f"CREATE INDEX {quote(name)} ON {table} ({quote(TENANT_COLUMN)}, {quote(CHANGE_COLUMN)})",
+        f"index {store.name} by change marker (incremental graph refresh)",
+    )
     return list(found.values())
 
 
@@ -274,6 +351,7 @@ def _extend(
     indexes: Sequence[_Index],
     corpora: tuple[str, ...],
     refused: list[str],
+    identity: tuple[str, ...] = (),
 ) -> list[PlanStep]:
     table = store_table(store.name)
     steps: list[PlanStep] = []
@@ -282,6 +360,7 @@ def _extend(
         if have_column.name not in declared and have_column.name not in (
             TENANT_COLUMN,
             ROW_ID_COLUMN,
+            CHANGE_COLUMN,
         ):
             refused.append(f"ALTER TABLE {table} DROP COLUMN {quote(have_column.name)};")
     for column in store.columns:
@@ -329,6 +408,13 @@ def _extend(
         refused.append(f"ALTER TABLE {table} ADD UNIQUE ({', '.join(map(quote, columns))});")
     for columns in sorted(existing.unique - unique):
         refused.append(f"ALTER TABLE {table} DROP CONSTRAINT <unique ({', '.join(columns)})>;")
+    if existing.column(CHANGE_COLUMN) is None:
+        steps.append(
+            PlanStep(
+                f"add the change marker to {store.name}",
+                f"ALTER TABLE {table} ADD COLUMN {_CHANGE_COLUMN_SQL}",
+            )
+        )
     if not (existing.rls_enabled and existing.rls_forced and existing.has_policy):
         steps.append(_rls_step(store))
     steps += [
@@ -336,8 +422,12 @@ def _extend(
         for index in indexes
         if index.name not in existing.indexes
     ]
+    if not existing.has_change_trigger:
+        steps.append(_change_trigger_step(store))
     if corpora and existing.revision_corpora != corpora:
         steps.append(_trigger_step(store, corpora))
+    if corpora and existing.reset_corpora != corpora:
+        steps += _reset_trigger_steps(store, corpora, identity or (ROW_ID_COLUMN,))
     return steps
 
 

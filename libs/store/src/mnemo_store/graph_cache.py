@@ -8,6 +8,11 @@ are evicted least recently used first once the total estimated size passes `max_
 `advance` lets a writer that knows exactly what its own transaction changed (the navigator's
 reinforcement) move an entry from revision r to r' without a reload, provided the entry is still
 at r: otherwise somebody else wrote in between and the entry is left to be proven stale.
+
+An entry may keep the rows its graph was built from (`refresh.GraphRows`, with the snapshot they
+were read in): a stale entry is then refreshed from the rows changed since, not reloaded. `advance`
+keeps them as they are: the reinforced rows are newer than their snapshot, so the next refresh
+reads them again.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 from mnemo_mdn.graph import CorpusGraph
 
+from mnemo_store.refresh import GraphRows
+
 CacheKey = tuple[uuid.UUID, str, str]
 
 
@@ -30,6 +37,7 @@ class CachedGraph:
     graph: CorpusGraph
     revision: int
     nbytes: int
+    rows: GraphRows | None = None
 
 
 def graph_bytes(graph: CorpusGraph) -> int:
@@ -51,6 +59,14 @@ def graph_bytes(graph: CorpusGraph) -> int:
     strings += sum(sys.getsizeof(text) for text in graph.bodies if text is not None)
     # Memoised derived arrays (adjacency, term index) roughly double the edge arrays.
     return arrays * 2 + strings + 8 * 3 * graph.n_documents
+
+
+def rows_bytes(rows: GraphRows | None) -> int:
+    """What the merge rows add to a graph: their lists and edge arrays (the strings are shared)."""
+    if rows is None:
+        return 0
+    arrays = (rows.edge_key, rows.edge_source, rows.edge_target, rows.edge_type, rows.edge_weight)
+    return sum(int(array.nbytes) for array in arrays) + 8 * 3 * len(rows.ids)
 
 
 class GraphCache:
@@ -91,9 +107,12 @@ class GraphCache:
         with self._lock:
             return self._entries.get(key)
 
-    def put(self, key: CacheKey, graph: CorpusGraph, revision: int) -> None:
-        """Keep `graph` as `key` at `revision`, unless a newer revision is already cached."""
-        entry = CachedGraph(graph, revision, graph_bytes(graph))
+    def put(
+        self, key: CacheKey, graph: CorpusGraph, revision: int, rows: GraphRows | None = None
+    ) -> None:
+        """Keep `graph` (built from `rows`, if given) as `key` at `revision`, unless a newer
+        revision is already cached."""
+        entry = CachedGraph(graph, revision, graph_bytes(graph) + rows_bytes(rows), rows)
         with self._lock:
             old = self._entries.get(key)
             if old is not None and old.revision > revision:
@@ -114,7 +133,7 @@ class GraphCache:
             if old is None or old.revision != from_revision:
                 return False
             graph = change(old.graph)
-            self._store(key, CachedGraph(graph, to_revision, old.nbytes), old)
+            self._store(key, CachedGraph(graph, to_revision, old.nbytes, old.rows), old)
             return True
 
     def _store(self, key: CacheKey, entry: CachedGraph, old: CachedGraph | None) -> None:

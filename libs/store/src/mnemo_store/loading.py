@@ -88,6 +88,7 @@ class GraphArrays:
     edge_weight: npt.NDArray[np.float64]  # NaN for NULL
     truncated: bool = False
     documents_without_id: int = 0  # rows whose id is NULL: no document can be made of them
+    edge_key: IndexArray | None = None  # each edge row's integer key, when the load was keyed
 
     @property
     def n_documents(self) -> int:
@@ -120,6 +121,7 @@ class LoadQueries:
     documents: str
     edges: str
     params: tuple[object, ...]
+    keyed: bool = False  # the edge rows start with their integer row key (int8)
 
 
 def key_kind(id_type: AxonType) -> KeyKind:
@@ -130,8 +132,14 @@ def key_kind(id_type: AxonType) -> KeyKind:
     return KeyKind.SQL
 
 
-def load_queries(corpus: StoreCorpus, scope: RenderedScope, limits: LoadLimits) -> LoadQueries:
-    """The SQL of a load (pure: the scope is rendered from `$1`, unqualified)."""
+def load_queries(
+    corpus: StoreCorpus,
+    scope: RenderedScope,
+    limits: LoadLimits,
+    edge_key: str | None = None,
+) -> LoadQueries:
+    """The SQL of a load (pure: the scope is rendered from `$1`, unqualified). With `edge_key` (an
+    integer key column of the relations store) every edge row starts with that key."""
     kind = key_kind(corpus.id_type)
     doc_id = f"d.{quote(corpus.id_column)}"
     text_order = f'{doc_id}::text COLLATE "C"'
@@ -152,6 +160,7 @@ def load_queries(corpus: StoreCorpus, scope: RenderedScope, limits: LoadLimits) 
         weight = f"coalesce({weight}, 'NaN'::float8)"
     edges_table = f"{store_table(corpus.relations.name)} AS e"
     edge_limit = f"LIMIT {limits.max_edges + 1}"
+    key_column = f"e.{quote(edge_key)}::int8, " if edge_key is not None else ""
     if kind is KeyKind.SQL:
         numbered = (
             f"SELECT {doc_id} AS axon_doc_id, (row_number() OVER (ORDER BY {text_order}) - 1)::int8"
@@ -160,7 +169,8 @@ def load_queries(corpus: StoreCorpus, scope: RenderedScope, limits: LoadLimits) 
             f" ORDER BY {text_order} LIMIT {limits.max_documents + 1}"
         )
         edges = (
-            f"WITH axon_docs AS ({numbered}) SELECT coalesce(f.axon_k, -1), coalesce(t.axon_k, -1),"
+            f"WITH axon_docs AS ({numbered}) SELECT {key_column}"
+            "coalesce(f.axon_k, -1), coalesce(t.axon_k, -1),"
             f" {code}, {weight} FROM {edges_table}"
             f" LEFT JOIN axon_docs AS f ON f.axon_doc_id = {source}"
             f" LEFT JOIN axon_docs AS t ON t.axon_doc_id = {target}"
@@ -180,10 +190,10 @@ def load_queries(corpus: StoreCorpus, scope: RenderedScope, limits: LoadLimits) 
         ]
         missing = " OR ".join(f"{column} IS NULL" for column in nullable) or "false"
         edges = (
-            f"SELECT {ends[0]}, {ends[1]}, ({missing})::int::int2, {code}, {weight}"
+            f"SELECT {key_column}{ends[0]}, {ends[1]}, ({missing})::int::int2, {code}, {weight}"
             f" FROM {edges_table} WHERE {scope.sql} {edge_limit}"
         )
-    return LoadQueries(kind, documents, edges, scope.params)
+    return LoadQueries(kind, documents, edges, scope.params, keyed=edge_key is not None)
 
 
 def _text(column: str) -> str:
@@ -204,13 +214,14 @@ async def load_graph_arrays(
     revision: int,
     *,
     concurrent: bool,
+    edge_key: str | None = None,
 ) -> GraphArrays:
     """Run the two COPYs (inside the caller's tenant transaction) and decode them.
 
     The documents are decoded in a worker thread while the edges stream in: with `concurrent`
     (two connections sharing one snapshot) both COPYs run at once as well.
     """
-    queries = load_queries(corpus, scope, limits)
+    queries = load_queries(corpus, scope, limits, edge_key)
 
     async def documents() -> DocumentColumns:
         data = await copy_documents(queries.documents, queries.params, "text")
@@ -233,7 +244,7 @@ async def load_graph_arrays(
             edges = await copy_edges(queries.edges, queries.params, "binary")
         finally:
             docs = await decoding
-    return decode_edges(corpus, queries.key, docs, edges, limits, revision)
+    return decode_edges(corpus, queries.key, docs, edges, limits, revision, keyed=queries.keyed)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -309,16 +320,19 @@ def decode_edges(
     data: bytes,
     limits: LoadLimits,
     revision: int,
+    *,
+    keyed: bool = False,
 ) -> GraphArrays:
     """The graph from decoded documents and the edges COPY stream (pure)."""
+    lead: list[tuple[str, str]] = [("k", ">i8")] if keyed else []
     if kind is KeyKind.SQL:
-        rows = fixed_rows(data, [("s", ">i8"), ("t", ">i8"), ("e", ">i2"), ("w", ">f8")])
+        rows = fixed_rows(data, [*lead, ("s", ">i8"), ("t", ">i8"), ("e", ">i2"), ("w", ">f8")])
         source = rows["s"].astype(np.int64)
         target = rows["t"].astype(np.int64)
     else:
         width = "S16" if kind is KeyKind.UUID else ">i8"
         rows = fixed_rows(
-            data, [("s", width), ("t", width), ("null", ">i2"), ("e", ">i2"), ("w", ">f8")]
+            data, [*lead, ("s", width), ("t", width), ("null", ">i2"), ("e", ">i2"), ("w", ">f8")]
         )
         if kind is KeyKind.UUID:
             lookup = _uuid_positions(np.frombuffer(docs.keys, dtype=">u8").reshape(-1, 2))
@@ -347,6 +361,7 @@ def decode_edges(
         edge_weight=rows["w"].astype(np.float64),
         truncated=truncated,
         documents_without_id=docs.without_id,
+        edge_key=rows["k"].astype(np.int64) if keyed else None,
     )
 
 

@@ -22,7 +22,7 @@ from typing import Self
 import asyncpg
 from mnemo_axon.ir import StoreDecl
 
-from mnemo_store import candidates, outbox, outcomes, retrieval
+from mnemo_store import candidates, outbox, outcomes, refresh, retrieval
 from mnemo_store.candidates import CandidateDocument
 from mnemo_store.errors import TenantTransactionClosedError, UnknownColumnError
 from mnemo_store.identifiers import TENANT_COLUMN, quote, store_table
@@ -36,6 +36,8 @@ from mnemo_store.store_corpus import StoreCorpus
 
 _SET_TENANT = "SELECT set_config('mnemo.tenant', $1, true)"
 _REVISION = "SELECT revision FROM mnemo.graph_revisions WHERE corpus_id = $1"
+_MARKS = "SELECT revision, reset_revision FROM mnemo.graph_revisions WHERE corpus_id = $1"
+_SNAPSHOT = "SELECT pg_current_snapshot()::text"
 _TAKE_REVISIONS = (
     "INSERT INTO mnemo.graph_revisions AS g (axon_tenant, corpus_id, revision)"
     " SELECT $1, corpus, 1 FROM unnest($2::text[]) AS corpus ORDER BY corpus"
@@ -145,8 +147,88 @@ class TenantTransaction:
         value = await self._open().fetchval(_REVISION, corpus_id)
         return 0 if value is None else int(value)
 
-    async def load_graph(
+    async def graph_marks(self, corpus_id: str) -> tuple[int, int]:
+        """The corpus's revision and the revision of its last reset (a delete, or a row whose
+        identity changed: see `refresh`); (0, 0) before its first write."""
+        row = await self._open().fetchrow(_MARKS, corpus_id)
+        return (0, 0) if row is None else (int(row["revision"]), int(row["reset_revision"]))
+
+    async def load_graph_rows(
         self, corpus: StoreCorpus, scope: Scope | None = None, limits: LoadLimits | None = None
+    ) -> tuple[GraphArrays, refresh.GraphRows | None]:
+        """`load_graph`, plus the rows in the form `refresh_graph` merges changes into (None when
+        the corpus cannot be refreshed incrementally, see `refresh.edge_key_column`)."""
+        key = refresh.edge_key_column(corpus)
+        # Snapshot and reset mark first: the rows read after them are as new or newer, so a later
+        # refresh from this snapshot re-reads, never misses, what they already hold.
+        snapshot = await self._open().fetchval(_SNAPSHOT)
+        _, reset = await self.graph_marks(corpus.name)
+        arrays = await self.load_graph(corpus, scope, limits, edge_key=key)
+        if key is None:
+            return arrays, None
+        return arrays, refresh.GraphRows.from_arrays(arrays, str(snapshot), reset)
+
+    async def refresh_graph(
+        self,
+        corpus: StoreCorpus,
+        rows: refresh.GraphRows,
+        scope: Scope | None = None,
+        limits: LoadLimits | None = None,
+    ) -> refresh.GraphRows | None:
+        """`rows` brought up to this transaction's snapshot by reading only the rows changed since
+        theirs (`refresh`); None when that cannot be done (a reset since, a limit, a corpus
+        without an integer edge key): load in full instead."""
+        key = refresh.edge_key_column(corpus)
+        if key is None:
+            return None
+        connection = self._open()
+        limits = limits or LoadLimits()
+        snapshot = str(await connection.fetchval(_SNAPSHOT))
+        revision, reset = await self.graph_marks(corpus.name)
+        if reset != rows.reset_revision or revision < rows.revision:
+            return None
+        if revision == rows.revision and snapshot == rows.snapshot:
+            return rows
+        since = (rows.xmin, rows.snapshot)
+        rendered = render_scope(scope or Scope(), corpus, 3)
+        documents = [
+            refresh.ChangedDocument(r[0], r[1], r[2], r[3])
+            for r in await connection.fetch(
+                refresh.changed_documents_sql(corpus, rendered), *since, *rendered.params
+            )
+        ]
+        edge_rows = [
+            tuple(r)
+            for r in await connection.fetch(
+                refresh.changed_edges_sql(corpus, key, rendered), *since, *rendered.params
+            )
+        ]
+        arriving = rows.new_documents(documents)
+        if arriving:
+            incident = render_scope(scope or Scope(), corpus, 2)
+            edge_rows += [
+                tuple(r)
+                for r in await connection.fetch(
+                    refresh.incident_edges_sql(corpus, key, incident), arriving, *incident.params
+                )
+            ]
+        return refresh.merge(
+            rows,
+            documents,
+            refresh.ChangedEdges.of(edge_rows),
+            snapshot=snapshot,
+            revision=revision,
+            reset_revision=reset,
+            limits=limits,
+        )
+
+    async def load_graph(
+        self,
+        corpus: StoreCorpus,
+        scope: Scope | None = None,
+        limits: LoadLimits | None = None,
+        *,
+        edge_key: str | None = None,
     ) -> GraphArrays:
         """The corpus's documents and edges in `scope`, as engine arrays, with their revision.
 
@@ -168,6 +250,7 @@ class TenantTransaction:
                 limits,
                 revision,
                 concurrent=False,
+                edge_key=edge_key,
             )
         pool, second = helper
         try:
@@ -183,6 +266,7 @@ class TenantTransaction:
                     limits,
                     revision,
                     concurrent=True,
+                    edge_key=edge_key,
                 )
         finally:
             await pool.release(second)

@@ -6,7 +6,8 @@ token carries a `client` claim (ARCHITECTURE §2); exactly one `corpus:<name>:qu
 goes to the outbox per navigate, retrieve and search.
 
 Navigate reads the graph through the cache, proven fresh against the revision read in the
-request's own snapshot, walks it with `mnemo_mdn`, and, for an adaptive corpus, remembers the
+request's own snapshot (a stale cached graph is refreshed from the rows changed since it was read,
+`mnemo_store.refresh`), walks it with `mnemo_mdn`, and, for an adaptive corpus, remembers the
 outcome, reinforces the traversed edges in the same scope and queues the audit event in one
 transaction that first locks the corpus's revision row. When that lock shows nobody wrote since
 the cached revision, the cache moves forward by the same relative update instead of reloading.
@@ -45,6 +46,7 @@ from mnemo_store import EdgeDelta, GraphArrays, LoadLimits, OutboxEvent, Scope, 
 from mnemo_store.errors import NotAStoreCorpusError, StoreError
 from mnemo_store.graph_cache import CacheKey, GraphCache
 from mnemo_store.outcomes import StoredOutcome
+from mnemo_store.refresh import GraphRows
 from mnemo_store.retrieval import FoundDocument
 from mnemo_store.scope import render_scope
 
@@ -56,6 +58,9 @@ from mnemo_navigator.errors import (
 )
 
 PRODUCER = "mnemo.navigator"
+# hit: the cached graph was current; refresh: it was brought up to date from the changed rows;
+# miss: loaded in full (and cached); off: loaded in full, no cache configured.
+CacheState = Literal["hit", "refresh", "miss", "off"]
 Operation = Literal["navigate", "retrieve", "search"]
 
 # ------------------------------------------------------------------------------------------ ports
@@ -65,9 +70,16 @@ class TenantSession(Protocol):
     """The queries of one tenant transaction (implemented by `mnemo_store.TenantTransaction`)."""
 
     async def graph_revision(self, corpus_id: str) -> int: ...
-    async def load_graph(
+    async def load_graph_rows(
         self, corpus: StoreCorpus, scope: Scope | None = None, limits: LoadLimits | None = None
-    ) -> GraphArrays: ...
+    ) -> tuple[GraphArrays, GraphRows | None]: ...
+    async def refresh_graph(
+        self,
+        corpus: StoreCorpus,
+        rows: GraphRows,
+        scope: Scope | None = None,
+        limits: LoadLimits | None = None,
+    ) -> GraphRows | None: ...
     async def recent_outcomes(
         self, corpus_id: str, scope_digest: str, horizon: int
     ) -> list[StoredOutcome]: ...
@@ -140,7 +152,7 @@ class RetrieveRequest:
 class NavigateResult:
     navigation: Navigation
     revision: int
-    cache: Literal["hit", "miss", "off"]
+    cache: CacheState
     scope_digest: str
 
 
@@ -352,22 +364,34 @@ class Navigator:
 
     async def _graph(
         self, tenant: uuid.UUID, corpus: StoreCorpus, scope: Scope, key: CacheKey, digest: str
-    ) -> tuple[CorpusGraph, int, Literal["hit", "miss", "off"], list[StoredOutcome]]:
+    ) -> tuple[CorpusGraph, int, CacheState, list[StoredOutcome]]:
         """The graph in `scope`, proven fresh: revision and rows from one snapshot taken after the
         request began; plus the scope's recent outcomes for the procedural bias."""
         async with self._db.tenant(tenant, read_only=True) as tx:
             revision = await tx.graph_revision(corpus.name)
             cached = self._cache.get(key, revision)
-            state: Literal["hit", "miss", "off"] = "hit"
+            state: CacheState = "hit"
             if cached is not None:
                 graph = cached.graph
             else:
-                state = "miss" if self._cache.max_bytes > 0 else "off"
-                arrays = await tx.load_graph(corpus, scope, self._policy.limits)
-                graph = await asyncio.to_thread(arrays.to_graph)
-                revision = arrays.revision
-                if state == "miss":
-                    self._cache.put(key, graph, revision)
+                caching = self._cache.max_bytes > 0
+                state = "miss" if caching else "off"
+                limits = self._policy.limits
+                rows: GraphRows | None = None
+                previous = self._cache.peek(key) if caching else None
+                if previous is not None and previous.rows is not None:
+                    rows = await tx.refresh_graph(corpus, previous.rows, scope, limits)
+                    state = "miss" if rows is None else "refresh"
+                if rows is None:
+                    arrays, rows = await tx.load_graph_rows(corpus, scope, limits)
+                if rows is not None:
+                    graph = await asyncio.to_thread(rows.to_graph)
+                    revision = rows.revision
+                else:
+                    graph = await asyncio.to_thread(arrays.to_graph)
+                    revision = arrays.revision
+                if caching:
+                    self._cache.put(key, graph, revision, rows)
             history: list[StoredOutcome] = []
             if corpus.adaptive:
                 history = await tx.recent_outcomes(corpus.name, digest, DEFAULT_PARAMS.horizon)
