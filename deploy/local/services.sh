@@ -7,6 +7,8 @@ set -euo pipefail
 here="$(dirname "${BASH_SOURCE[0]}")"
 # shellcheck source=common.sh
 . "$here/common.sh"
+# shellcheck source=settings.sh
+. "$here/settings.sh"
 
 PYTHON="$MNEMO_ROOT/.venv/bin/python"
 # name:module:port-variable:default-port

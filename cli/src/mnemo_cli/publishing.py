@@ -31,6 +31,8 @@ class Sent:
     sent: int
     failed: int
     errors: tuple[str, ...]
+    event_ids: tuple[uuid.UUID, ...] = ()
+    """The events the broker acknowledged."""
 
 
 async def publish_rows(
@@ -45,6 +47,7 @@ async def publish_rows(
     await broker.connect()
     sent = failed = 0
     errors: list[str] = []
+    acknowledged: list[uuid.UUID] = []
 
     async def one(row: PersistRow) -> None:
         nonlocal sent, failed
@@ -52,6 +55,7 @@ async def publish_rows(
         try:
             await publish(broker, PERSIST, envelope)  # type: ignore[arg-type]  # Envelope is covariant in use
             sent += 1
+            acknowledged.append(envelope.event_id)
         except Exception as error:
             failed += 1
             if len(errors) < 5:
@@ -69,4 +73,4 @@ async def publish_rows(
         await asyncio.gather(*window)
     finally:
         await broker.stop()
-    return Sent(sent, failed, tuple(errors))
+    return Sent(sent, failed, tuple(errors), tuple(acknowledged))

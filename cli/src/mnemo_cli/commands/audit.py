@@ -3,7 +3,8 @@ from Postgres as the audit role or the owner role.
 
 `verify` recomputes the tenant's chain (`mnemo_store.audit_chain`) and names the first seq that is
 missing, reordered or altered (exit 1), or prints the verified head (exit 0). `tail` prints rows as
-they are appended until Ctrl-C (exit 0). The database URL comes from `--database-url`, else
+they are appended until Ctrl-C (exit 0), or with `--no-follow` the rows there are and exits; a row
+that carries a W3C trace context shows its trace id. The database URL comes from `--database-url`, else
 `MNEMO_AUDIT_DATABASE_URL`, else `MNEMO_OWNER_DATABASE_URL`.
 """
 
@@ -52,6 +53,12 @@ def register(subparsers: Any) -> None:  # argparse's subparsers action has no pu
             )
             action.add_argument(
                 "--interval", type=float, default=0.5, help="seconds between polls (default 0.5)"
+            )
+            action.add_argument(
+                "--no-follow",
+                dest="follow",
+                action="store_false",
+                help="print the rows after --after-seq that exist now, then exit",
             )
 
 
@@ -107,11 +114,22 @@ def _row_json(row: ChainRow) -> dict[str, Any]:
     }
 
 
+def trace_id(traceparent: str | None) -> str | None:
+    """The trace id of a W3C `traceparent` (`00-<32 hex>-<16 hex>-<2 hex>`), else None."""
+    parts = (traceparent or "").split("-")
+    if len(parts) == 4 and len(parts[1]) == 32 and parts[1].strip("0"):
+        return parts[1]
+    return None
+
+
 def _row_text(row: ChainRow) -> str:
     action = row.payload.get("action", row.kind)
+    trace = trace_id(row.trace)
     return (
         f"{row.seq:>8}  {row.occurred_at.isoformat()}  {action}  producer={row.producer}"
         f"  event={row.event_id}  hash={row.hash.hex()[:16]}"
+        + (f"  by={row.payload['principal']}" if row.payload.get("principal") else "")
+        + (f"  trace={trace}" if trace else "")
     )
 
 
@@ -168,6 +186,8 @@ def run_tail(args: argparse.Namespace) -> int:
                     print(json.dumps(_row_json(row)) if args.json else _row_text(row), flush=True)
                     after = row.seq
                 if len(rows) < 500:
+                    if not args.follow:
+                        return
                     await asyncio.sleep(args.interval)
         finally:
             await log.close()

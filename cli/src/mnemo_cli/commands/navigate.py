@@ -1,6 +1,8 @@
 """`mnemo navigate CORPUS --query …` and `mnemo retrieve CORPUS --query …` against the navigator's
 HTTP API (`--url`, default `MNEMO_NAVIGATOR_URL` or the local stack's). The token comes from
-`--token` or `MNEMO_TOKEN` (`mnemo token` mints one). Prints the JSON answer.
+`--token` or `MNEMO_TOKEN` (`mnemo token` mints one). Prints the JSON answer, or with `--brief`
+one line per hit (score and title; what it contradicts, the document it was reached from) and the
+trail.
 """
 
 from __future__ import annotations
@@ -8,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 from mnemo_corpus import MnemoClient, RemoteCorpusError
@@ -32,6 +35,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--url", help="navigator base URL (default MNEMO_NAVIGATOR_URL or local)")
     parser.add_argument("--token", help="bearer token (default MNEMO_TOKEN)")
+    parser.add_argument(
+        "--brief", action="store_true", help="one line per hit instead of the JSON answer"
+    )
 
 
 def register(subparsers: Any) -> None:  # argparse's subparsers action has no public type
@@ -65,13 +71,50 @@ def _body(args: argparse.Namespace) -> dict[str, Any]:
     return body
 
 
-def _print(call: Any) -> int:
+def _print(call: Any, brief: Callable[[Any], list[str]] | None = None) -> int:
     try:
         result = call()
     except RemoteCorpusError as error:
         raise CliError(str(error), exit_code=1) from None
-    print(json.dumps(result, indent=2, ensure_ascii=False))
+    if brief is None:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        print("\n".join(brief(result)))
     return 0
+
+
+def brief_navigation(corpus: str, answer: Any) -> list[str]:
+    """A navigate answer as lines: a summary, one line per hit, the trail."""
+    hits = answer.get("hits", [])
+    titles = {hit["id"]: hit.get("title") or hit["id"] for hit in hits}
+    diagnostics = answer.get("diagnostics", {})
+    lines = [
+        f"navigate {corpus}: {len(hits)} hits, revision {answer.get('revision')}, "
+        f"graph cache {diagnostics.get('cache', '?')}, {diagnostics.get('epr_iterations', '?')} "
+        "EPR iterations"
+    ]
+    for hit in hits:
+        line = f"  {hit.get('score', 0.0):7.3f}  {titles[hit['id']]}"
+        via = hit.get("via")
+        if isinstance(via, dict) and via.get("from"):
+            origin = titles.get(via["from"], via["from"])
+            line += f"  (via {via.get('etype', 'an edge')} from {origin})"
+        if hit.get("contradicts"):
+            names = ", ".join(titles.get(other, other) for other in hit["contradicts"])
+            line += f"  [contradicts: {names}]"
+        lines.append(line)
+    lines.append(f"trail: {answer.get('trail') or '(empty)'}")
+    return lines
+
+
+def brief_retrieval(corpus: str, answer: Any) -> list[str]:
+    """A retrieve answer as lines: a summary, one line per item (similarity and title)."""
+    items = answer.get("items", [])
+    lines = [f"retrieve {corpus}: {len(items)} items"]
+    lines += [
+        f"  {item.get('similarity', 0.0):5.3f}  {item.get('title') or item['id']}" for item in items
+    ]
+    return lines
 
 
 def run_navigate(args: argparse.Namespace) -> int:
@@ -82,11 +125,13 @@ def run_navigate(args: argparse.Namespace) -> int:
     if args.budget is not None:
         body["budget"] = args.budget
     client = _client(args)
-    return _print(lambda: client.navigate(args.corpus, body))
+    brief = (lambda answer: brief_navigation(args.corpus, answer)) if args.brief else None
+    return _print(lambda: client.navigate(args.corpus, body), brief)
 
 
 def run_retrieve(args: argparse.Namespace) -> int:
     body = _body(args)
     body["k"] = args.k
     client = _client(args)
-    return _print(lambda: client.retrieve(args.corpus, body))
+    brief = (lambda answer: brief_retrieval(args.corpus, answer)) if args.brief else None
+    return _print(lambda: client.retrieve(args.corpus, body), brief)

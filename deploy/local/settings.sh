@@ -1,0 +1,13 @@
+# Settings the local services start with: services.sh sources this file before starting them, and a
+# variable already set in the environment wins. Only what the local stack needs beyond the defaults.
+#
+# The demo corpus `Memory` (deploy/axon/memory.axon) keeps a tenant's end-clients apart by its
+# `tenant_id` column:
+# - the navigator confines a token with a `client` claim to its own end-client (a pinned scope
+#   template: the token's `client.tenant_id` is ANDed to whatever `where:` the request sends);
+# - the edge classifier joins only documents of the same end-client, and its edges carry the value.
+
+default_setting() { [ -n "${!1:-}" ] || export "$1=$2"; }
+
+default_setting MNEMO_NAVIGATOR_PINNED_SCOPES '{"Memory": "tenant_id == \"${client.tenant_id}\""}'
+default_setting MNEMO_CLASSIFIER_SCOPE_COLUMNS '{"Memory": ["tenant_id"]}'
