@@ -259,6 +259,10 @@ async def main(sizes: Sequence[int], repeats: int, naive_max: int) -> dict[str, 
                 for name in (corpus.documents.name, corpus.relations.name):
                     await owner.execute(f"VACUUM ANALYZE {store_table(name)}")
                 seed_seconds = time.perf_counter() - started
+                stored_mb = 0.0  # both tables with their indexes (id, full text, endpoints)
+                for name in (corpus.documents.name, corpus.relations.name):
+                    size = "SELECT pg_total_relation_size($1::regclass)"
+                    stored_mb += await owner.fetchval(size, store_table(name)) / 1e6
                 print(
                     f"seeded {n:,} documents in {seed_seconds:.0f} s", file=sys.stderr, flush=True
                 )
@@ -298,6 +302,7 @@ async def main(sizes: Sequence[int], repeats: int, naive_max: int) -> dict[str, 
                     "speedup": None if best_naive is None else round(best_naive / best_fast, 1),
                     "freshness_check_ms": round(fresh * 1000, 3),
                     "seed_seconds": round(seed_seconds, 1),
+                    "stored_mb": round(stored_mb, 1),
                     "fast_runs": [round(f[0], 4) for f in fast],
                     "to_graph_runs": [round(f[1], 4) for f in fast],
                     "naive_runs": [round(t[0], 4) for t in naive],
@@ -306,7 +311,7 @@ async def main(sizes: Sequence[int], repeats: int, naive_max: int) -> dict[str, 
     await owner.close()
     print(
         f"{'documents':>10} {'edges':>9} {'load s':>7} {'(median)':>8} {'graph s':>8} "
-        f"{'peak MB':>8} {'RSS MB':>7} {'naive s':>8} {'ratio':>6} {'fresh ms':>9}"
+        f"{'peak MB':>8} {'RSS MB':>7} {'naive s':>8} {'ratio':>6} {'fresh ms':>9} {'disk MB':>8}"
     )
     for row in results:
         naive_text = f"{row['naive_seconds']:>8.3f}" if row["naive_seconds"] else f"{'—':>8}"
@@ -315,12 +320,13 @@ async def main(sizes: Sequence[int], repeats: int, naive_max: int) -> dict[str, 
             f"{row['documents']:>10,} {row['edges']:>9,} {row['fast_seconds']:>7.3f} "
             f"{row['fast_median_seconds']:>8.3f} {row['to_graph_seconds']:>8.3f} "
             f"{row['traced_peak_mb']:>8.0f} {row['resident_peak_mb']:>7.0f} {naive_text} "
-            f"{ratio_text} {row['freshness_check_ms']:>9.3f}"
+            f"{ratio_text} {row['freshness_check_ms']:>9.3f} {row['stored_mb']:>8.0f}"
         )
     print(
         "load s = load_graph (both COPYs and decoding, under RLS), best of the runs; graph s ="
         " to_graph (from_arrays); peak MB = traced peak of one load + to_graph; RSS MB = the"
-        " process's resident high-water mark; naive = ORM + networkx."
+        " process's resident high-water mark; naive = ORM + networkx; disk MB = both tables"
+        " with their indexes in Postgres."
     )
     for row in results:
         target = TARGETS_SECONDS.get(row["documents"])

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mnemo_mdn import (
     POLARITY,
+    RELATION_TYPES,
     CorpusGraph,
     Document,
     Edge,
@@ -228,3 +229,45 @@ def test_the_threaded_block_iteration_equals_the_single_block_one(
     assert threaded.iterations == single.iterations
     assert threaded.iterations_minus == single.iterations_minus
     assert threaded.epr == pytest.approx(single.epr, abs=1e-14)
+
+
+@pytest.mark.parametrize("larger", [Polarity.POSITIVE, Polarity.NEGATIVE])
+def test_the_threaded_schedule_equals_the_single_thread_one_whichever_channel_is_larger(
+    monkeypatch: pytest.MonkeyPatch, larger: Polarity
+) -> None:
+    rng = np.random.default_rng(11)
+    n, m = 2_000, 12_000
+    ids = [f"d{k}" for k in range(n)]
+    codes = {
+        polarity: [k for k, t in enumerate(RELATION_TYPES) if POLARITY[t] == polarity]
+        for polarity in (Polarity.POSITIVE, Polarity.NEGATIVE)
+    }
+    smaller = Polarity.NEGATIVE if larger is Polarity.POSITIVE else Polarity.POSITIVE
+    etype = np.where(
+        rng.random(m) < 0.8, rng.choice(codes[larger], m), rng.choice(codes[smaller], m)
+    )
+    source, target = rng.integers(0, n, m), (rng.pareto(1.2, m) * 40).astype(np.int64) % n
+    depth, recency = rng.uniform(0, 2, n), rng.uniform(0, 1, n)
+
+    def fresh() -> CorpusGraph:
+        return CorpusGraph.from_arrays(
+            ids,
+            ids,
+            depth=depth,
+            recency=recency,
+            edge_source=source,
+            edge_target=target,
+            edge_type=etype,
+            edge_weight=np.linspace(0.05, 1.0, m),
+        )
+
+    single = epr(fresh())
+    monkeypatch.setattr(signed_pagerank, "_PARALLEL_MIN_EDGES", 0)
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    threaded = epr(fresh())
+    assert (threaded.iterations, threaded.iterations_minus) == (
+        single.iterations,
+        single.iterations_minus,
+    )
+    assert threaded.epr_plus == pytest.approx(single.epr_plus, abs=1e-14)
+    assert threaded.epr_minus == pytest.approx(single.epr_minus, abs=1e-14)

@@ -128,12 +128,23 @@ def _compute(graph: CorpusGraph, params: MdnParams) -> EprResult:
         plus, plus_iterations = _power_iteration(positive, params, None)
         minus, minus_iterations = _power_iteration(negative, params, None)
     else:
+        # The smaller channel (fewer edges; usually distrust) is built and iterated whole by a
+        # worker while this thread builds the larger one, whose passes the threads then share.
+        polarity = graph.edge_polarity
+        negative_is_smaller = np.count_nonzero(polarity == Polarity.NEGATIVE) <= np.count_nonzero(
+            polarity == Polarity.POSITIVE
+        )
         with ThreadPoolExecutor(blocks - 1, thread_name_prefix="mnemo-epr") as pool:
-            negative_build = pool.submit(_channel, graph, Polarity.NEGATIVE, u_minus, d, blocks)
-            positive = _channel(graph, Polarity.POSITIVE, u_plus, d, blocks)
-            negative = negative_build.result()
-            plus, plus_iterations = _power_iteration(positive, params, pool)
-            minus, minus_iterations = _power_iteration(negative, params, pool)
+            if negative_is_smaller:
+                smaller = pool.submit(_whole_channel, graph, Polarity.NEGATIVE, u_minus, params)
+                positive = _channel(graph, Polarity.POSITIVE, u_plus, d, blocks)
+                minus, minus_iterations = smaller.result()
+                plus, plus_iterations = _power_iteration(positive, params, pool)
+            else:
+                smaller = pool.submit(_whole_channel, graph, Polarity.POSITIVE, u_plus, params)
+                negative = _channel(graph, Polarity.NEGATIVE, u_minus, d, blocks)
+                plus, plus_iterations = smaller.result()
+                minus, minus_iterations = _power_iteration(negative, params, pool)
 
     net = plus - params.distrust_penalty * minus
     for vector in (plus, minus, net):
@@ -146,6 +157,13 @@ def _compute(graph: CorpusGraph, params: MdnParams) -> EprResult:
         iterations=plus_iterations,
         iterations_minus=minus_iterations,
     )
+
+
+def _whole_channel(
+    graph: CorpusGraph, polarity: Polarity, u: FloatArray, params: MdnParams
+) -> tuple[FloatArray, int]:
+    """One channel built and iterated in one block by the calling thread."""
+    return _power_iteration(_channel(graph, polarity, u, params.damping, 1), params, None)
 
 
 def _channel(
