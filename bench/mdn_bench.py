@@ -103,6 +103,7 @@ class Row:
     navigate_median_ms: float
     peak_mb: float
     term_index_peak_mb: float
+    held_mb: float
 
 
 def generate(n: int, seed: int) -> SyntheticGraph:
@@ -281,6 +282,21 @@ def traced_peak_mb(run: Callable[[], object]) -> float:
     return peak / 1e6
 
 
+def held_mb(synthetic: SyntheticGraph) -> float:
+    """What a navigated graph keeps: its arrays and memos (EPR, term index, adjacency) as traced,
+    plus the id and title strings it holds (made by the generator here, by the load in a service)."""
+    gc.collect()
+    tracemalloc.start()
+    graph = build(synthetic)
+    epr(graph)
+    navigate(graph, synthetic.queries[0])
+    gc.collect()
+    current, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    strings = sum(map(sys.getsizeof, graph.ids)) + sum(map(sys.getsizeof, graph.titles))
+    return (current + strings) / 1e6
+
+
 def measure(n: int, repeats: int, with_networkx: bool) -> Row:
     synthetic = generate(n, seed=n)
     params = MdnParams()
@@ -364,6 +380,7 @@ def measure(n: int, repeats: int, with_networkx: bool) -> Row:
         navigate_median_ms=statistics.median(timings) * 1e3,
         peak_mb=traced_peak_mb(lambda: epr(build(synthetic), params)),
         term_index_peak_mb=term_peak,
+        held_mb=held_mb(synthetic),
     )
 
 
@@ -372,7 +389,7 @@ def table(rows: Sequence[Row]) -> str:
         f"{'documents':>10} {'edges':>10} {'build s':>8} {'epr s':>7} {'base s':>7} {'ratio':>6} "
         f"{'mnemo s':>8} {'iter +/-':>8} {'Δ base':>8} {'Δ oracle':>8} {'networkx s':>11} "
         f"{'×nx':>6} {'Δ nx':>8} {'terms s':>8} {'nav 1st s':>9} {'nav ms':>7} {'peak MB':>8} "
-        f"{'terms MB':>8}"
+        f"{'terms MB':>8} {'held MB':>8}"
     )
     lines = [header, "-" * len(header)]
     for row in rows:
@@ -390,7 +407,7 @@ def table(rows: Sequence[Row]) -> str:
             f"{row.iterations:>4}/{row.iterations_minus:<3} {row.difference_from_baseline:8.1e} "
             f"{oracle} {networkx} {ratio} {agree} {row.term_index_s:8.3f} "
             f"{row.navigate_first_s:9.3f} {row.navigate_median_ms:7.1f} {row.peak_mb:8.0f} "
-            f"{row.term_index_peak_mb:8.0f}"
+            f"{row.term_index_peak_mb:8.0f} {row.held_mb:8.0f}"
         )
     lines.extend(
         [
@@ -407,7 +424,8 @@ def table(rows: Sequence[Row]) -> str:
             "terms s = term index of a fresh graph; nav 1st s = first navigation of a fresh graph"
             " whose EPR is known (builds its term index and adjacency), best of the runs; nav ms ="
             " median warm navigation (mdn mode, budget 5); peak MB = traced peak of from_arrays +"
-            " epr; terms MB = traced peak of the term index.",
+            " epr; terms MB = traced peak of the term index; held MB = what a navigated graph"
+            " keeps (arrays, EPR, term index, adjacency, id and title strings).",
         ]
     )
     return "\n".join(lines)
