@@ -84,7 +84,8 @@ async def test_a_refresh_reads_only_the_changed_rows_and_equals_a_full_reload(
     await arena.write(tenant, DOCS, EDGES)
     scope = Scope()
     cached = await full(reader, arena, tenant, scope)
-    assert cached.documents_read == 40 and cached.edges_read == 40
+    assert cached.documents_read == 40
+    assert cached.edges_read == 40
     # An edge to a document that does not exist yet, then the document: the edge must resolve.
     await arena.write(
         tenant,
@@ -92,7 +93,9 @@ async def test_a_refresh_reads_only_the_changed_rows_and_equals_a_full_reload(
         [{"from_id": "d001", "to_id": "zz", "etype": "cite", "weight": 1.0, "tenant_id": "c1"}],
     )
     step = await refreshed(reader, arena, tenant, cached, scope)
-    assert step is not None and step.documents_read == 0 and step.edges_read == 1
+    assert step is not None
+    assert step.documents_read == 0
+    assert step.edges_read == 1
     assert -1 in step.edge_target.tolist()
     await arena.write(tenant, [{"id": "zz", "tenant_id": "c1", "title": "late", "body": None}])
     await arena.write(tenant, [{"id": "a00", "tenant_id": "c1", "title": "first", "body": None}])
@@ -100,7 +103,8 @@ async def test_a_refresh_reads_only_the_changed_rows_and_equals_a_full_reload(
     assert step is not None
     # Two documents, the earlier edge again (not visible to the first snapshot), plus the edges
     # touching the arriving documents: far fewer than the 40 + 41 rows a reload reads.
-    assert step.documents_read == 2 and step.edges_read <= 3
+    assert step.documents_read == 2
+    assert step.edges_read <= 3
     assert_same(step, await full(reader, arena, tenant, scope))
     assert int(np.count_nonzero(step.edge_target < 0)) == 0
 
@@ -130,11 +134,13 @@ async def test_a_writer_that_started_earlier_and_commits_later_is_not_missed(
     # A snapshot taken while the slow writer is open does not see its row; the next refresh,
     # from that snapshot, must find it although its transaction began before the snapshot.
     middle = await refreshed(reader, arena, tenant, cached, scope)
-    assert middle is not None and "slow" not in middle.ids
+    assert middle is not None
+    assert "slow" not in middle.ids
     release.set()
     await slow
     after = await refreshed(reader, arena, tenant, middle, scope)
-    assert after is not None and "slow" in after.ids
+    assert after is not None
+    assert "slow" in after.ids
     assert_same(after, await full(reader, arena, tenant, scope))
 
 
@@ -150,12 +156,14 @@ async def test_rows_leaving_and_entering_the_scope_are_removed_and_restored_with
     async with owner_store.tenant(tenant) as tx:
         await tx._open().execute(f"UPDATE {table} SET tenant_id = 'c2' WHERE id = 'd001'")
     left = await refreshed(reader, arena, tenant, cached, scope)
-    assert left is not None and "d001" not in left.ids
+    assert left is not None
+    assert "d001" not in left.ids
     assert_same(left, await full(reader, arena, tenant, scope))
     async with owner_store.tenant(tenant) as tx:
         await tx._open().execute(f"UPDATE {table} SET tenant_id = 'c1' WHERE id = 'd001'")
     back = await refreshed(reader, arena, tenant, left, scope)
-    assert back is not None and "d001" in back.ids
+    assert back is not None
+    assert "d001" in back.ids
     assert back.documents_read == 1
     assert_same(back, await full(reader, arena, tenant, scope))
 
@@ -181,7 +189,8 @@ async def test_a_delete_or_an_identity_change_forces_a_full_reload(
     async with owner_store.tenant(tenant) as tx:
         await tx._open().execute(f"UPDATE {table} SET title = 'edited' WHERE id = 'd004'")
     edited = await refreshed(reader, arena, tenant, cached, scope)
-    assert edited is not None and edited.titles[edited.ids.index("d004")] == "edited"
+    assert edited is not None
+    assert edited.titles[edited.ids.index("d004")] == "edited"
 
 
 async def test_concurrent_writers_each_see_their_write_in_the_very_next_navigation(

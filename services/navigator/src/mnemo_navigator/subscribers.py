@@ -1,6 +1,10 @@
 """Kafka: `mnemo.navigate.requested.v1` in, `mnemo.navigate.completed.v1` out, correlated by
 `request_id`. Thin: decode, call the navigate use case, publish the answer (or why there is none).
 
+A redelivered request (the same `request_id`, e.g. after a crash between the work and the offset
+commit) is answered again but remembered once: the request id is claimed in `mnemo.inbox` in the
+same transaction as the navigation's memory and audit event.
+
 A request names its tenant in the envelope (Kafka producers are trusted services of the
 deployment); its `client` object plays the part of a token's `client` claim, so a pinned scope
 confines it exactly as it confines an HTTP caller.
@@ -19,7 +23,9 @@ from mnemo_events.topics import NAVIGATE_COMPLETED
 from mnemo_events.tracing import current_traceparent, trace_id_of
 
 from mnemo_navigator.errors import NavigatorError
-from mnemo_navigator.use_cases import PRODUCER, Caller, NavigateRequest, Navigator
+from mnemo_navigator.use_cases import PRODUCER, Caller, Claim, NavigateRequest, Navigator
+
+CONSUMER = "mnemo.navigator"
 
 
 def navigate_requested_handler(
@@ -48,6 +54,7 @@ def navigate_requested_handler(
                     mode=data.mode or "mdn",
                     direction=data.direction or "out",
                 ),
+                claim=Claim(CONSUMER, data.request_id),
             )
             nav = result.navigation
             answer = NavigateCompleted(

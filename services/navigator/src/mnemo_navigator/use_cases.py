@@ -104,6 +104,7 @@ class TenantSession(Protocol):
         self, corpus: StoreCorpus, after: str | None, limit: int, scope: Scope | None = None
     ) -> list[FoundDocument]: ...
     async def append_outbox(self, event: OutboxEvent) -> None: ...
+    async def claim_event(self, consumer: str, event_id: uuid.UUID) -> bool: ...
 
 
 class Database(Protocol):
@@ -154,6 +155,18 @@ class NavigateResult:
     revision: int
     cache: CacheState
     scope_digest: str
+    remembered: bool = True
+    """False when the request was already handled (a redelivered request id): the answer is
+    computed again, but memory, reinforcement and audit happened once, the first time."""
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A request to handle at most once: (`consumer`, `request_id`) goes to the inbox in the same
+    transaction as the navigation's memory."""
+
+    consumer: str
+    request_id: uuid.UUID
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,7 +298,12 @@ class Navigator:
     # -- navigate
 
     async def navigate(
-        self, caller: Caller, corpus_id: str, request: NavigateRequest
+        self,
+        caller: Caller,
+        corpus_id: str,
+        request: NavigateRequest,
+        *,
+        claim: Claim | None = None,
     ) -> NavigateResult:
         started = time.perf_counter()
         principal = caller.principal
@@ -317,6 +335,8 @@ class Navigator:
         plan: list[EdgeReinforcement] = []
         locked = after = -1
         async with self._db.tenant(principal.tenant) as tx:
+            if claim is not None and not await tx.claim_event(claim.consumer, claim.request_id):
+                return NavigateResult(navigation, revision, cache_state, digest, remembered=False)
             if corpus.adaptive:
                 locked = await tx.lock_graph_revision(corpus.name)
                 recent = await tx.recent_outcomes(corpus.name, digest, DEFAULT_PARAMS.horizon - 1)
