@@ -1,4 +1,4 @@
-"""`mnemo ingest-dir`: the dry-run output, the reports, and the refusal to fake publishing."""
+"""`mnemo ingest-dir`: the dry-run output, the reports, and the checks before publishing."""
 
 from __future__ import annotations
 
@@ -117,16 +117,15 @@ def test_stores_columns_and_link_edges_follow_the_options(
     assert data[3]["values"]["w"] == 1.0
 
 
-def test_without_dry_run_it_refuses_because_the_write_path_is_not_available(
-    handbook: Path, capsys: pytest.CaptureFixture[str]
+def test_without_dry_run_it_checks_the_database_first_and_says_how_to_reach_it(
+    handbook: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.delenv("MNEMO_OWNER_DATABASE_URL", raising=False)
     code, out, err = run(["ingest-dir", str(handbook), "--corpus", "H", "--tenant", TENANT], capsys)
     assert code == 2
     assert out == []
-    assert err == [
-        "mnemo: error: the write path (Kafka publisher) is not available yet, so nothing was "
-        "published; use --dry-run to print the persist commands instead"
-    ]
+    assert len(err) == 1
+    assert err[0].startswith("mnemo: error: MNEMO_OWNER_DATABASE_URL is not set")
 
 
 @pytest.mark.parametrize(

@@ -3,17 +3,21 @@
 Every markdown file becomes one document row and every link one edge row (see
 `mnemo_corpus.entry_graph`), published as `mnemo.persist.v1` commands, documents first. A link
 that leads nowhere is reported on stderr, never dropped silently. `--dry-run` prints the
-commands, one JSON line each, instead of publishing them.
+commands, one JSON line each, instead of publishing them. Before publishing, the tenant and the
+corpus are checked (as the owner role): the tenant must exist, and the corpus must be a registered
+store corpus reading the documents and edges stores the commands name.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import re
 import sys
 import uuid
 from pathlib import Path
+from typing import Any
 
 from mnemo_corpus import (
     CorpusError,
@@ -37,20 +41,18 @@ from mnemo_mdn import RELATION_TYPES
 
 from mnemo_cli.errors import CliError
 from mnemo_cli.json_input import read_json_file
+from mnemo_cli.owner_connection import with_owner
+from mnemo_cli.publishing import persist_row, publish_rows
 
 PERSIST_EVENT_TYPE = "mnemo.persist.v1"
 _UUID = re.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _CORPUS_NAME = re.compile("[A-Za-z_][A-Za-z0-9_]{0,199}")
-WRITE_PATH_MISSING = (
-    "the write path (Kafka publisher) is not available yet, so nothing was published; "
-    "use --dry-run to print the persist commands instead"
-)
 
 
 def ingest_dir_command(args: argparse.Namespace) -> int:
     plan = build_plan(args)
     if not args.dry_run:
-        raise CliError(WRITE_PATH_MISSING)
+        return _publish(args, plan)
     for command in plan.commands:
         line = {
             "type": PERSIST_EVENT_TYPE,
@@ -67,6 +69,56 @@ def ingest_dir_command(args: argparse.Namespace) -> int:
     for link in plan.unresolved_links:
         print(f"unresolved link: {link.describe()}", file=sys.stderr)
     return 0
+
+
+def _publish(args: argparse.Namespace, plan: IngestPlan) -> int:
+    tenant = uuid.UUID(args.tenant)
+    with_owner(lambda connection: _check_target(connection, tenant, args))
+    result = asyncio.run(publish_rows([persist_row(c) for c in plan.commands], tenant))
+    for link in plan.unresolved_links:
+        print(f"unresolved link: {link.describe()}", file=sys.stderr)
+    for error in result.errors:
+        print(f"failed: {error}", file=sys.stderr)
+    print(
+        f"ingest-dir {args.root} (corpus {args.corpus}, tenant {args.tenant}): "
+        f"{plan.summary()}; sent {result.sent}, failed {result.failed}",
+        file=sys.stderr,
+    )
+    return 0 if result.failed == 0 else 1
+
+
+async def _check_target(connection: Any, tenant: uuid.UUID, args: argparse.Namespace) -> None:
+    """The tenant exists; the corpus is a registered store corpus reading the named stores."""
+    if not await connection.fetchval("SELECT true FROM mnemo.tenants WHERE tenant_id = $1", tenant):
+        raise CliError(f"no tenant {tenant}: `mnemo tenant list` shows the tenants", exit_code=1)
+    row = await connection.fetchrow(
+        "SELECT kind, definition->'corpus'->'documents_store'->>'store' AS documents,"
+        " definition->'corpus'->'relations_store'->>'store' AS edges"
+        " FROM mnemo.corpora WHERE corpus_id = $1",
+        args.corpus,
+    )
+    if row is None:
+        raise CliError(
+            f"no corpus {args.corpus!r}: declare it and run `mnemo apply` "
+            "(`mnemo corpus list` shows the corpora)",
+            exit_code=1,
+        )
+    if row["kind"] != "store_graph":
+        raise CliError(
+            f"corpus {args.corpus!r} is a {row['kind']} corpus; ingest-dir writes to a store "
+            "corpus (`corpus … from axonstore`)",
+            exit_code=1,
+        )
+    for option, given, declared in (
+        ("--documents-store", args.documents_store, row["documents"]),
+        ("--edges-store", args.edges_store, row["edges"]),
+    ):
+        if declared is not None and given != declared:
+            raise CliError(
+                f"corpus {args.corpus!r} reads {declared!r}, not {given!r}: "
+                f"pass {option} {declared}",
+                exit_code=1,
+            )
 
 
 def build_plan(args: argparse.Namespace) -> IngestPlan:

@@ -10,9 +10,10 @@ is either handled or dead-lettered does `process` return True and the caller com
 `subscribe` wires it into a FastStream subscriber with `AckPolicy.MANUAL`: FastStream's default
 commits before the handler runs (at most once); here the offset commits after the work.
 
-Errors listed as `transient` (a database that is down, a broker that is away) are retried without
-bound while the service runs: an outage delays messages, it never dead-letters them. When the
-service stops mid-retry, the records are not committed (`nack` rewinds the partition), so the next
+Errors listed as `transient` (a database that is down, a broker that is away, a missing grant)
+are retried without bound while the service runs: an outage delays messages, it never
+dead-letters them, and `Consumer.outage` names it until a call succeeds again (readiness reports
+it: `mnemo_events.readiness.consumer_healthy`). When the service stops mid-retry, the records are not committed (`nack` rewinds the partition), so the next
 start processes them again.
 """
 
@@ -142,6 +143,8 @@ class Consumer(Generic[DataT]):
         self._stopping = stopping
         self.processed = 0
         self.dead_lettered = 0
+        self.outage: str | None = None
+        """The transient failure being retried now (None once a call succeeds)."""
 
     def decode(self, delivery: Delivery) -> Received[DataT]:
         """The record as an envelope of this topic's data, or `Rejected` with the reason."""
@@ -228,11 +231,15 @@ class Consumer(Generic[DataT]):
             if self._stopping.is_set():
                 raise Stopped()
             try:
-                return await self._handler(items)
+                settled = await self._handler(items)
             except self._retry.transient as error:
                 outages += 1
+                self.outage = f"{type(error).__name__}: {error}"[:300]
                 log.warning("transient failure (%r); retrying", error)
                 await self._pause(outages)
+            else:
+                self.outage = None
+                return settled
 
     async def _pause(self, failures: int) -> None:
         try:

@@ -152,6 +152,10 @@ class Envelope(Message, Generic[DataT]):
     data: DataT
 
 
+_ANY_ENVELOPE: type[Envelope[Any]] = Envelope[Any]
+"""Parameterised once: pydantic looks a generic alias up on every subscript."""
+
+
 def new_envelope(
     data: DataT,
     *,
@@ -166,7 +170,7 @@ def new_envelope(
     Give a deterministic `event_id` (uuid5 of what caused the event) when a retry must produce the
     same event, so the consumer's inbox deduplicates it.
     """
-    return Envelope[Any](
+    return _ANY_ENVELOPE(
         event_id=event_id or uuid.uuid4(),
         type=event_type,
         tenant=tenant,

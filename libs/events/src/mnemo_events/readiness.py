@@ -1,5 +1,6 @@
-"""Readiness checks for the Kafka side of a service (`/readyz`): the broker answers, and every
-subscriber has partitions assigned. Each returns None when ready, else what is not."""
+"""Readiness checks for the Kafka side of a service (`/readyz`): the broker answers, every
+subscriber has partitions assigned, and no consumer is stuck retrying an outage. Each returns
+None when ready, else what is not."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 from faststream.kafka import KafkaBroker
 
-from mnemo_events.consumer import partitions_assigned
+from mnemo_events.consumer import Consumer, partitions_assigned
 
 Check = Callable[[], Awaitable[str | None]]
 
@@ -26,5 +27,16 @@ def partitions_ready(subscribers: Sequence[Any]) -> Check:
             ",".join(t.name for t in s.topics) for s in subscribers if not partitions_assigned(s)
         ]
         return f"no partitions assigned yet for {'; '.join(waiting)}" if waiting else None
+
+    return check
+
+
+def consumer_healthy(consumers: Sequence[Consumer[Any]]) -> Check:
+    """Not ready while a consumer retries a transient failure (a database away, a missing grant):
+    the message names the consumer's topic and the failure."""
+
+    async def check() -> str | None:
+        stuck = [f"{c.topic}: {c.outage}" for c in consumers if c.outage is not None]
+        return "retrying a transient failure: " + "; ".join(stuck) if stuck else None
 
     return check

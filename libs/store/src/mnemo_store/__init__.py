@@ -20,7 +20,13 @@ from mnemo_store.errors import (
     UnknownTenantError,
 )
 from mnemo_store.loading import GraphArrays, LoadLimits
-from mnemo_store.outbox import EventPublisher, OutboxEvent, OutboxMessage, OutboxRelay
+from mnemo_store.outbox import (
+    EventPublisher,
+    OutboxEvent,
+    OutboxMessage,
+    OutboxRelay,
+    PipelinedPublisher,
+)
 from mnemo_store.reinforcement import EdgeDelta
 from mnemo_store.scope import Scope
 from mnemo_store.store_corpus import StoreCorpus
@@ -39,6 +45,7 @@ __all__ = [
     "OutboxEvent",
     "OutboxMessage",
     "OutboxRelay",
+    "PipelinedPublisher",
     "ReservedColumnError",
     "RowLimitExceededError",
     "Scope",

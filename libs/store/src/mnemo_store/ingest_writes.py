@@ -1,5 +1,6 @@
-"""Queries the ingest service runs inside a `TenantTransaction`: which edge endpoints exist (with
-their sub-tenant scope values), and the early edges that wait in `mnemo.pending_edges`.
+"""Queries the ingest service runs inside a `TenantTransaction`: the inbox and the outbox for a
+whole batch in one statement each, which edge endpoints exist (with their sub-tenant scope
+values), and the early edges that wait in `mnemo.pending_edges`.
 
 Like every query of this package they run on the transaction's connection, so the tenant policy
 applies: a document of another tenant simply does not exist here.
@@ -16,6 +17,7 @@ from typing import Any
 
 from mnemo_axon.ir import StoreDecl
 
+from mnemo_store import outbox
 from mnemo_store.identifiers import quote, store_table
 from mnemo_store.unit_of_work import TenantTransaction
 
@@ -28,6 +30,45 @@ class PendingEdge:
     values: dict[str, Any]
     missing: tuple[str, ...]
     received_at: datetime
+
+
+async def claim_events(
+    tx: TenantTransaction, consumer: str, event_ids: Sequence[uuid.UUID]
+) -> set[uuid.UUID]:
+    """`TenantTransaction.claim_event` for many events in one statement: the ids claimed now
+    (those `consumer` had not processed). Claimed in id order, so two transactions claiming
+    overlapping sets never wait on each other in a cycle."""
+    if not event_ids:
+        return set()
+    rows = await tx._open().fetch(
+        "INSERT INTO mnemo.inbox (axon_tenant, consumer, event_id)"
+        " SELECT $1, $2, e FROM unnest($3::uuid[]) AS e ORDER BY e"
+        " ON CONFLICT DO NOTHING RETURNING event_id",
+        tx.tenant_id,
+        consumer,
+        sorted(set(event_ids)),
+    )
+    return {row["event_id"] for row in rows}
+
+
+async def append_outbox_events(tx: TenantTransaction, events: Sequence[outbox.OutboxEvent]) -> None:
+    """`TenantTransaction.append_outbox` for many events in one statement, in the given order
+    (the outbox's `seq`, which the relay publishes by, follows it)."""
+    if not events:
+        return
+    columns: list[list[object]] = [[], [], [], [], []]
+    for event in events:
+        _, *values = outbox.insert_args(tx.tenant_id, event)
+        for column, value in zip(columns, values, strict=True):
+            column.append(value)
+    await tx._open().execute(
+        "INSERT INTO mnemo.outbox (axon_tenant, event_id, topic, key, payload, headers)"
+        " SELECT $1, e, t, k, p::jsonb, h::jsonb"
+        " FROM unnest($2::uuid[], $3::text[], $4::bytea[], $5::text[], $6::text[])"
+        " WITH ORDINALITY AS u (e, t, k, p, h, n) ORDER BY n",
+        tx.tenant_id,
+        *columns,
+    )
 
 
 async def existing_documents(

@@ -2,9 +2,12 @@
 
 A write appends its event in the same transaction (`TenantTransaction.append_outbox`); the relay,
 connected as the relay role (whose policy reaches the outbox and nothing else), claims unpublished
-rows with `FOR UPDATE SKIP LOCKED`, hands each to a publisher port, and marks what it published.
-If publishing fails mid-batch, the events already published are still marked (and committed)
-before the error propagates, so a restarted relay continues with the first unpublished one.
+rows with `FOR UPDATE SKIP LOCKED`, hands each to a publisher port, and marks what it published
+in one statement. A publisher that can pipeline (`PipelinedPublisher`) is handed the whole batch
+in order first and its acknowledgements are awaited together; a plain `EventPublisher` is awaited
+one event at a time. If publishing fails mid-batch, each tenant's events before its first failure
+are still marked (and committed) before the error propagates, so a restarted relay continues, per
+tenant, with the first unpublished one and the order within a tenant holds.
 A crash between a broker acknowledgement and that commit can still repeat an event: consumers
 deduplicate by event id (the inbox), which makes delivery effectively once.
 """
@@ -14,9 +17,9 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import asyncpg
 
@@ -54,6 +57,20 @@ class EventPublisher(Protocol):
     async def publish(self, message: OutboxMessage) -> None: ...
 
 
+@runtime_checkable
+class PipelinedPublisher(Protocol):
+    """A publisher that takes events in order without waiting for each acknowledgement (a Kafka
+    producer: one partition's events keep their order).
+
+    `enqueue` returns once `message` is queued, after every message enqueued before it; awaiting
+    what it returns waits for the broker's acknowledgement (raising means not published).
+    """
+
+    async def publish(self, message: OutboxMessage) -> None: ...
+
+    async def enqueue(self, message: OutboxMessage) -> Awaitable[object]: ...
+
+
 INSERT_SQL = (
     "INSERT INTO mnemo.outbox (axon_tenant, event_id, topic, key, payload, headers)"
     " VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb)"
@@ -85,7 +102,8 @@ class OutboxRelay:
     """Publishes outbox rows through `publisher`, oldest first, each exactly once per success.
 
     `tenants` restricts the relay to some tenants (sharding relays, or tests sharing a database);
-    `None` relays every tenant. Several relays may run at once: `SKIP LOCKED` keeps them off each
+    `None` relays every tenant; `topics` likewise restricts it to the topics it knows (a relay
+    never holds rows it cannot publish). Several relays may run at once: `SKIP LOCKED` keeps them off each
     other's rows (ordering per tenant then holds only within one relay's batches).
     """
 
@@ -97,6 +115,7 @@ class OutboxRelay:
         batch_size: int = 100,
         idle_seconds: float = 0.2,
         tenants: Sequence[uuid.UUID] | None = None,
+        topics: Sequence[str] | None = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
@@ -105,27 +124,24 @@ class OutboxRelay:
         self._batch_size = batch_size
         self._idle_seconds = idle_seconds
         self._tenants = None if tenants is None else list(tenants)
+        self._topics = None if topics is None else sorted(set(topics))
 
     async def relay_once(self) -> int:
         """Claim one batch, publish it, mark what was published; returns how many were published."""
-        tenant_filter = "" if self._tenants is None else "AND axon_tenant = ANY($2::uuid[])"
+        filters = ""
         args: list[object] = [self._batch_size]
         if self._tenants is not None:
             args.append(self._tenants)
+            filters += f" AND axon_tenant = ANY(${len(args)}::uuid[])"
+        if self._topics is not None:
+            args.append(self._topics)
+            filters += f" AND topic = ANY(${len(args)}::text[])"
         async with self._pool.acquire() as connection:
             transaction = connection.transaction()
             await transaction.start()
             try:
-                rows = await connection.fetch(_CLAIM_SQL.format(tenants=tenant_filter), *args)
-                published: list[asyncpg.Record] = []
-                failure: BaseException | None = None
-                for row in rows:
-                    try:
-                        await self._publisher.publish(_message(row))
-                    except BaseException as error:  # re-raised below, after marking
-                        failure = error
-                        break
-                    published.append(row)
+                rows = await connection.fetch(_CLAIM_SQL.format(tenants=filters), *args)
+                published, failure = await self._publish(rows)
                 if published:
                     await connection.execute(
                         _MARK_SQL,
@@ -139,6 +155,43 @@ class OutboxRelay:
         if failure is not None:
             raise failure
         return len(published)
+
+    async def _publish(
+        self, rows: Sequence[asyncpg.Record]
+    ) -> tuple[list[asyncpg.Record], BaseException | None]:
+        """Publish `rows` in order; returns those published (each tenant's events before its
+        first failure) and the first failure."""
+        publisher = self._publisher
+        if not isinstance(publisher, PipelinedPublisher):
+            published: list[asyncpg.Record] = []
+            for row in rows:
+                try:
+                    await publisher.publish(_message(row))
+                except BaseException as error:  # re-raised by the caller, after marking
+                    return published, error
+                published.append(row)
+            return published, None
+        failure: BaseException | None = None
+        acks: list[Awaitable[object]] = []
+        for row in rows:
+            try:
+                acks.append(await publisher.enqueue(_message(row)))
+            except BaseException as error:
+                failure = error
+                break
+        results = await asyncio.gather(*acks, return_exceptions=True)
+        published = []
+        failed_tenants: set[uuid.UUID] = set()
+        for row, result in zip(rows, results, strict=False):
+            tenant = row["axon_tenant"]
+            if tenant in failed_tenants:
+                continue
+            if isinstance(result, BaseException):
+                failed_tenants.add(tenant)
+                failure = failure or result
+                continue
+            published.append(row)
+        return published, failure
 
     async def run(self, stop: asyncio.Event) -> None:
         """Relay until `stop` is set, sleeping `idle_seconds` whenever the outbox is empty."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
+from collections.abc import Awaitable
 from datetime import timedelta
 
 import asyncpg
@@ -16,7 +17,7 @@ from mnemo_events.broker import create_broker
 from mnemo_events.consumer import build_consumer
 from mnemo_events.dead_letters import DeadLetter, Delivery, publish_dead_letter
 from mnemo_events.provisioning import ensure_topics
-from mnemo_events.readiness import broker_reachable, partitions_ready
+from mnemo_events.readiness import broker_reachable, consumer_healthy, partitions_ready
 from mnemo_store import OutboxMessage, OutboxRelay, Store
 from mnemo_store.ingest_writes import PendingEdge
 from mnemo_telemetry.service import ServiceRuntime
@@ -32,6 +33,8 @@ INBOX_CONSUMER = "mnemo.ingest"
 """The inbox name: one per service, so every consumer group of ingest deduplicates together."""
 
 TRANSIENT = (
+    # A missing grant is a deployment fault, not a poison message: retried until fixed.
+    asyncpg.InsufficientPrivilegeError,
     OSError,
     ConnectionError,
     asyncpg.PostgresConnectionError,
@@ -43,17 +46,22 @@ TRANSIENT = (
 
 
 class KafkaPublisher:
-    """The relay's publisher port over the service's broker."""
+    """The relay's publisher port over the service's broker: a batch is sent in order and its
+    acknowledgements awaited together (`PipelinedPublisher`)."""
 
     def __init__(self, broker: KafkaBroker) -> None:
         self._broker = broker
 
     async def publish(self, message: OutboxMessage) -> None:
-        await self._broker.publish(
+        await (await self.enqueue(message))
+
+    async def enqueue(self, message: OutboxMessage) -> Awaitable[object]:
+        return await self._broker.publish(
             message.payload.encode(),
             topic=message.topic,
             key=message.key,
             headers=dict(message.headers),
+            no_confirm=True,
         )
 
 
@@ -95,7 +103,7 @@ def create_app(settings: IngestSettings | None = None) -> ServiceRuntime:
     async def handle(items):  # type: ignore[no-untyped-def]  # delegates to the wired handler
         return await state["handler"](items)  # type: ignore[operator]
 
-    _, subscriber = build_consumer(
+    consumer, subscriber = build_consumer(
         broker,
         topic=settings.topic,
         group=settings.group,
@@ -108,7 +116,10 @@ def create_app(settings: IngestSettings | None = None) -> ServiceRuntime:
     )
 
     async def start() -> None:
-        await ensure_topics(settings.kafka, (*TOPICS, settings.topic))
+        await ensure_topics(
+            settings.kafka,
+            (*TOPICS, settings.topic, settings.persisted_topic, settings.audit_topic),
+        )
         pool = await asyncpg.create_pool(
             settings.database_url, min_size=2, max_size=settings.pool_size
         )
@@ -120,11 +131,16 @@ def create_app(settings: IngestSettings | None = None) -> ServiceRuntime:
             directory,
             KafkaDeadLetters(broker, settings.group, settings.topic),
             consumer=INBOX_CONSUMER,
+            persisted_topic=settings.persisted_topic,
+            audit_topic=settings.audit_topic,
         )
         state["handler"] = persist_handler(ingest)
         await broker.start()
         relay = OutboxRelay(
-            relay_pool, KafkaPublisher(broker), batch_size=settings.relay_batch_size
+            relay_pool,
+            KafkaPublisher(broker),
+            batch_size=settings.relay_batch_size,
+            topics=(*TOPICS, settings.persisted_topic, settings.audit_topic),
         )
         tasks.append(asyncio.create_task(_forever("relay", relay.run, stopping)))
         tasks.append(
@@ -169,6 +185,7 @@ def create_app(settings: IngestSettings | None = None) -> ServiceRuntime:
             "database": database,
             "kafka": broker_reachable(broker),
             "partitions": partitions_ready([subscriber]),
+            "consumer": consumer_healthy([consumer]),
         },
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mnemo_events import AUDIT, DOCUMENT_PERSISTED
 from mnemo_events.settings import KafkaSettings
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -25,6 +26,10 @@ class IngestSettings(BaseSettings):
     """Kafka consumer group. The inbox always deduplicates as `mnemo.ingest`, whatever the group."""
     topic: str = "mnemo.persist.v1"
     """The persist topic (tests give each run its own)."""
+    persisted_topic: str = DOCUMENT_PERSISTED
+    """Where `document.persisted` events go (through the outbox)."""
+    audit_topic: str = AUDIT
+    """Where the `store:<name>:persist` audit events go (through the outbox)."""
     pool_size: int = Field(default=8, ge=2)
     pending_hold_seconds: float = Field(default=300.0, gt=0)
     """How long an edge waits for its documents before it is dead-lettered."""

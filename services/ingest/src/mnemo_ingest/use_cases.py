@@ -30,6 +30,8 @@ from mnemo_events import (
 from mnemo_store import OutboxEvent, Store, StoreCorpus, TenantTransaction
 from mnemo_store.ingest_writes import (
     PendingEdge,
+    append_outbox_events,
+    claim_events,
     existing_documents,
     hold_edge,
     take_expired_pending_edges,
@@ -132,12 +134,21 @@ class _Written:
 
 class Ingest:
     def __init__(
-        self, store: Store, directory: Directory, dead_letters: DeadLetters, *, consumer: str
+        self,
+        store: Store,
+        directory: Directory,
+        dead_letters: DeadLetters,
+        *,
+        consumer: str,
+        persisted_topic: str = DOCUMENT_PERSISTED,
+        audit_topic: str = AUDIT,
     ) -> None:
         self._store = store
         self._directory = directory
         self._dead_letters = dead_letters
         self._consumer = consumer
+        self._persisted_topic = persisted_topic
+        self._audit_topic = audit_topic
 
     async def persist(self, commands: Sequence[Command]) -> list[Refusal]:
         """Write `commands` (any tenants); returns the ones refused, with reasons."""
@@ -189,14 +200,10 @@ class Ingest:
             return refusals
         late: list[tuple[PendingEdge, str]] = []
         async with self._store.tenant(tenant) as tx:
-            claimed: list[_Prepared] = []
-            for item in sorted(prepared, key=lambda p: p.command.event_id):
-                if await tx.claim_event(self._consumer, item.command.event_id):
-                    claimed.append(item)
+            fresh = await claim_events(tx, self._consumer, [p.command.event_id for p in prepared])
+            claimed = [p for p in prepared if p.command.event_id in fresh]
             if not claimed:
                 return refusals
-            order = {id(p): n for n, p in enumerate(prepared)}
-            claimed.sort(key=lambda p: order[id(p)])
             await tx.take_revisions(c.name for p in claimed for c, _ in p.use.corpora)
             plain = [p for p in claimed if p.use.role("relations") is None]
             edges = [p for p in claimed if p.use.role("relations") is not None]
@@ -285,6 +292,7 @@ class Ingest:
     async def _announce(
         self, tx: TenantTransaction, tenant: uuid.UUID, written: dict[str, list[_Prepared]]
     ) -> None:
+        events: list[OutboxEvent] = []
         for store_name, items in written.items():
             documents_of = items[0].use.role("documents")
             relations_of = items[0].use.role("relations")
@@ -308,7 +316,7 @@ class Ingest:
                             event_type=DOCUMENT_PERSISTED,
                             event_id=uuid.uuid5(item.command.event_id, f"persisted:{corpus.name}"),
                         )
-                        await tx.append_outbox(_outbox(DOCUMENT_PERSISTED, tenant, event))
+                        events.append(_outbox(self._persisted_topic, tenant, event))
                 elif relations_of is not None:
                     row = item.row
                     row_ids.append(
@@ -336,7 +344,8 @@ class Ingest:
                 event_type=AUDIT,
                 event_id=uuid.uuid5(sources[0], f"audit:{store_name}:{len(sources)}"),
             )
-            await tx.append_outbox(_outbox(AUDIT, tenant, audit))
+            events.append(_outbox(self._audit_topic, tenant, audit))
+        await append_outbox_events(tx, events)
 
     async def sweep_expired(self, hold: timedelta) -> int:
         """Dead-letter the parked edges older than `hold`, every tenant; returns how many."""

@@ -1,0 +1,329 @@
+"""The write path end to end: rows per second from produce to committed row, outbox included.
+
+A memory corpus and four tenants are created; `python -m mnemo_ingest` runs on topics of its own
+(persist, document.persisted, audit), and the bench produces document rows to its persist topic.
+Two numbers per run, both from the first record produced:
+
+- committed: every row is in its store (rows, inbox, revision and outbox in the same transaction);
+- published: and the outbox is empty, i.e. every `document.persisted` and audit event the rows
+  caused is on Kafka (the relay).
+
+Runs: the service as configured (batches of up to `MNEMO_KAFKA_BATCH_MAX_RECORDS`, one transaction
+per tenant per batch, pipelined relay), and the same service taking one record per batch: a naive
+consumer that commits once per message (one database transaction and one offset commit each).
+Prints a table and writes bench/results/ingest_bench.json. Needs the local stack (`make up`).
+Targets: ≥ 5,000 rows/s on 2 cores, ≥ 10× the naive consumer.
+`--rows N` / `--naive-rows N` change the sizes; `--only batched|naive` runs one;
+`INGEST_BENCH_PROFILE=FILE` runs the service under cProfile (FILE.batched, FILE.naive).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+from aiokafka import AIOKafkaProducer
+from mnemo_axon.compiler import load_deployment
+from mnemo_events import PersistRow, new_envelope
+from mnemo_events.provisioning import ensure_topics
+from mnemo_events.settings import KafkaSettings
+from mnemo_store.applier import apply_deployment
+from mnemo_store.identifiers import store_table
+
+TENANTS = 4
+PARTITIONS = 6
+RESULTS = Path(__file__).parent / "results" / "ingest_bench.json"
+PG_PORT = int(os.environ.get("MNEMO_PG_PORT", "25432"))
+
+
+def _url(variable: str, role: str) -> str:
+    return os.environ.get(variable, f"postgresql://{role}:{role}@127.0.0.1:{PG_PORT}/mnemo")
+
+
+OWNER = _url("MNEMO_OWNER_DATABASE_URL", "mnemo_owner")
+INGEST = _url("MNEMO_INGEST_DATABASE_URL", "mnemo_ingest")
+RELAY = _url("MNEMO_RELAY_DATABASE_URL", "mnemo_relay")
+BOOTSTRAP = os.environ.get("MNEMO_KAFKA_BOOTSTRAP", "127.0.0.1:29092")
+
+DECLARATIONS = """
+axonstore BenchDocs_{s} {{
+    backend: postgresql
+    schema {{ id: Uuid primary_key  tenant_id: Uuid not_null  title: Text not_null  body: Text
+             created_at: Timestamptz default(now()) }}
+}}
+axonstore BenchEdges_{s} {{
+    backend: postgresql
+    schema {{ from_id: Uuid not_null  to_id: Uuid not_null  etype: Text not_null
+             weight: Float not_null  tenant_id: Uuid not_null }}
+}}
+corpus BenchMemory_{s} from axonstore {{
+    documents: BenchDocs_{s}(id, title, body)
+    relations: BenchEdges_{s}(from_id, to_id, etype, weight)
+}}
+"""
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process `pid` so far (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Setup:
+    """A corpus, tenants and topics of this run, removed at the end."""
+
+    def __init__(self, owner: asyncpg.Connection) -> None:
+        self.owner = owner
+        self.suffix = uuid.uuid4().hex[:10]
+        self.docs = f"BenchDocs_{self.suffix}"
+        self.corpus = f"BenchMemory_{self.suffix}"
+        self.deployment = load_deployment(DECLARATIONS.format(s=self.suffix), "bench.axon")
+        self.tenants: list[uuid.UUID] = []
+
+    async def create(self) -> None:
+        await apply_deployment(
+            self.owner, self.deployment, gateway_base_url="http://127.0.0.1:8080"
+        )
+        for n in range(TENANTS):
+            self.tenants.append(
+                await self.owner.fetchval(
+                    "INSERT INTO mnemo.tenants (name) VALUES ($1) RETURNING tenant_id",
+                    f"bench-ingest-{self.suffix}-{n}",
+                )
+            )
+
+    async def per_tenant(self, sql: str) -> int:
+        """The sum over the tenants of `sql`'s count (the owner is under the tenant policy)."""
+        total = 0
+        async with self.owner.transaction():
+            for tenant in self.tenants:
+                await self.owner.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
+                total += int(await self.owner.fetchval(sql))
+        return total
+
+    async def remove(self) -> None:
+        for tenant in self.tenants:
+            async with self.owner.transaction():
+                await self.owner.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
+                for name in ("outbox", "inbox", "pending_edges", "graph_revisions"):
+                    await self.owner.execute(f"DELETE FROM mnemo.{name}")
+            await self.owner.execute("DELETE FROM mnemo.tenants WHERE tenant_id = $1", tenant)
+        for store in self.deployment.stores:
+            await self.owner.execute(f"DROP TABLE IF EXISTS {store_table(store.name)}")
+        await self.owner.execute("DELETE FROM mnemo.corpora WHERE corpus_id = $1", self.corpus)
+
+
+def records(setup: Setup, count: int, run: str) -> list[tuple[bytes, bytes]]:
+    out = []
+    subs = {tenant: [uuid.uuid4() for _ in range(4)] for tenant in setup.tenants}
+    for n in range(count):
+        tenant = setup.tenants[n % TENANTS]
+        values = {
+            "id": str(uuid.uuid4()),
+            "tenant_id": str(subs[tenant][n % 4]),
+            "title": f"{run} memory {n}",
+            "body": f"what the agent learned at step {n} of the {run} run",
+        }
+        envelope = new_envelope(
+            PersistRow(store=setup.docs, values=values),
+            tenant=tenant,
+            producer="bench",
+            event_type="mnemo.persist.v1",
+        )
+        out.append((str(tenant).encode(), envelope.model_dump_json().encode()))
+    return out
+
+
+async def run_service(setup: Setup, *, rows: int, batch: int, name: str) -> dict[str, Any]:
+    topic = f"bench.persist.{setup.suffix}.{name}.v1"
+    persisted = f"bench.persisted.{setup.suffix}.{name}.v1"
+    audit = f"bench.audit.{setup.suffix}.{name}.v1"
+    settings = KafkaSettings(bootstrap=BOOTSTRAP, partitions=PARTITIONS)
+    await ensure_topics(settings, [topic, persisted, audit])
+    port = free_port()
+    env = {
+        **os.environ,
+        "MNEMO_INGEST_DATABASE_URL": INGEST,
+        "MNEMO_RELAY_DATABASE_URL": RELAY,
+        "MNEMO_INGEST_TOPIC": topic,
+        "MNEMO_INGEST_PERSISTED_TOPIC": persisted,
+        "MNEMO_INGEST_AUDIT_TOPIC": audit,
+        "MNEMO_INGEST_GROUP": f"bench.ingest.{setup.suffix}.{name}",
+        "MNEMO_INGEST_PORT": str(port),
+        "MNEMO_KAFKA_BOOTSTRAP": BOOTSTRAP,
+        "MNEMO_KAFKA_PARTITIONS": str(PARTITIONS),
+        "MNEMO_KAFKA_BATCH_MAX_RECORDS": str(batch),
+    }
+    log = Path(tempfile.gettempdir()) / f"ingest_bench_{setup.suffix}_{name}.log"
+    profile = os.environ.get("INGEST_BENCH_PROFILE")
+    command = [sys.executable, "-m", "mnemo_ingest"]
+    if profile:
+        command[1:1] = ["-m", "cProfile", "-o", f"{profile}.{name}"]
+    process = subprocess.Popen(  # noqa: ASYNC220 (started once, not on a hot path)
+        command,
+        env=env,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
+    payload = records(setup, rows, name)
+    table = store_table(setup.docs)
+    before = await setup.per_tenant(f"SELECT count(*) FROM {table}")
+    try:
+        async with httpx.AsyncClient() as http:
+            deadline = time.monotonic() + 60
+            while True:
+                if process.poll() is not None:
+                    raise RuntimeError(f"ingest exited: {log.read_text()[-2000:]}")
+                try:
+                    if (await http.get(f"http://127.0.0.1:{port}/readyz")).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"ingest never ready: {log.read_text()[-2000:]}")
+                await asyncio.sleep(0.2)
+        cpu_at_ready = cpu_seconds(process.pid)
+        producer = AIOKafkaProducer(bootstrap_servers=BOOTSTRAP, linger_ms=5, acks="all")
+        await producer.start()
+        started = time.monotonic()
+        try:
+            for key, value in payload:
+                await producer.send(topic, value, key=key)
+            await producer.flush()
+        finally:
+            await producer.stop()
+        produced = time.monotonic() - started
+        deadline = started + 600
+        committed = published = None
+        while published is None:
+            now = time.monotonic()
+            if committed is None:
+                landed = await setup.per_tenant(f"SELECT count(*) FROM {table}") - before
+                if landed >= rows:
+                    committed = now - started
+            if committed is not None:
+                waiting = await setup.per_tenant(
+                    "SELECT count(*) FROM mnemo.outbox WHERE published_at IS NULL"
+                )
+                if waiting == 0:
+                    published = now - started
+            if now > deadline or process.poll() is not None:
+                raise RuntimeError(f"{name}: rows missing after {now - started:.0f} s")
+            await asyncio.sleep(0.05)
+        cpu = cpu_seconds(process.pid) - cpu_at_ready
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    landed = await setup.per_tenant(f"SELECT count(*) FROM {table}") - before
+    assert landed == rows, f"{name}: {landed} rows for {rows} events"
+    return {
+        "rows": rows,
+        "max_records_per_batch": batch,
+        "produce_seconds": produced,
+        "committed_seconds": committed,
+        "published_seconds": published,
+        "committed_rows_per_second": rows / committed,
+        "service_cpu_seconds": cpu,
+        "rows_per_service_cpu_second": rows / cpu,
+        "published_rows_per_second": rows / published,
+    }
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=50_000)
+    parser.add_argument("--naive-rows", type=int, default=3_000)
+    parser.add_argument("--only", choices=("batched", "naive"))
+    args = parser.parse_args()
+    owner = await asyncpg.connect(OWNER)
+    setup = Setup(owner)
+    runs: dict[str, dict[str, Any]] = {}
+    try:
+        await setup.create()
+        if args.only in (None, "batched"):
+            runs["batched"] = await run_service(setup, rows=args.rows, batch=500, name="batched")
+        if args.only in (None, "naive"):
+            runs["naive"] = await run_service(setup, rows=args.naive_rows, batch=1, name="naive")
+    finally:
+        await setup.remove()
+        await owner.close()
+    results: dict[str, Any] = {
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "load_average_1m": os.getloadavg()[0],
+        },
+        "tenants": TENANTS,
+        "partitions": PARTITIONS,
+        **runs,
+        "target_rows_per_second": 5000,
+        "target_speedup": 10,
+    }
+    if "batched" in runs and "naive" in runs:
+        results["speedup_committed"] = (
+            runs["batched"]["committed_rows_per_second"]
+            / runs["naive"]["committed_rows_per_second"]
+        )
+        results["speedup_published"] = (
+            runs["batched"]["published_rows_per_second"]
+            / runs["naive"]["published_rows_per_second"]
+        )
+    for name, run in runs.items():
+        print(
+            f"{name}: produced in {run['produce_seconds']:.2f} s; service CPU "
+            f"{run['service_cpu_seconds']:.1f} s "
+            f"({run['rows_per_service_cpu_second']:.0f} rows per CPU second)"
+        )
+    print(
+        f"{'consumer':<30}{'rows':>8}{'committed s':>13}{'rows/s':>9}{'published s':>13}{'rows/s':>9}"
+    )
+    for name, label in (
+        ("batched", "service (batches, pipelined)"),
+        ("naive", "naive (1 commit/message)"),
+    ):
+        if name in runs:
+            r = runs[name]
+            print(
+                f"{label:<30}{r['rows']:>8}{r['committed_seconds']:>13.2f}"
+                f"{r['committed_rows_per_second']:>9.0f}{r['published_seconds']:>13.2f}"
+                f"{r['published_rows_per_second']:>9.0f}"
+            )
+    if "speedup_committed" in results:
+        print(
+            f"speedup: {results['speedup_committed']:.1f}x committed, "
+            f"{results['speedup_published']:.1f}x published "
+            f"(load average {results['machine']['load_average_1m']:.1f} on {os.cpu_count()} cpus)"
+        )
+    if args.only is None:
+        RESULTS.parent.mkdir(exist_ok=True)
+        RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+        print(
+            f"wrote {RESULTS.relative_to(Path.cwd()) if RESULTS.is_relative_to(Path.cwd()) else RESULTS}"
+        )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
