@@ -242,9 +242,10 @@ class CorpusGraph:
                 raise GraphFormatError(f"{name} has {column_length} entries for {m} edge sources")
         id_tuple, title_tuple = tuple(ids), tuple(titles)
         body_tuple, level_tuple = tuple(bodies), tuple(levels)
-        # Ids handed over already ascending (the store's `ORDER BY id COLLATE "C"`) are unique and
-        # in place: one pass of comparisons proves both, instead of a set and a sort.
-        ascending = order == "id" and _all_strings(id_tuple) and _strictly_ascending(id_tuple)
+        # Ids handed over already ascending (the store's `ORDER BY id COLLATE "C"`, or numbered
+        # ids) are unique, and in place for `order="id"`: one pass of comparisons proves both,
+        # instead of a set (and a sort). Ids out of order fail that pass at once, mostly.
+        ascending = _all_strings(id_tuple) and _strictly_ascending(id_tuple)
         if position is None and not ascending:
             _check_unique_ids(id_tuple)
         _check_priors(ids, depth, recency)
