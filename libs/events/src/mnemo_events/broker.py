@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 
 from faststream.kafka import KafkaBroker
+from mnemo_telemetry.tracing import producer_span
 
 from mnemo_events.models import Envelope, Message
 from mnemo_events.settings import KafkaSettings
@@ -41,9 +42,11 @@ def encode(envelope: Envelope[Message]) -> tuple[bytes, bytes]:
 
 
 async def publish(broker: KafkaBroker, topic: str, envelope: Envelope[Message]) -> None:
-    """Send `envelope` to `topic` keyed by its tenant; returns once the broker has it."""
+    """Send `envelope` to `topic` keyed by its tenant; returns once the broker has it. The send is
+    a `send <topic>` producer span whose context the record's `traceparent` header carries."""
     key, value = encode(envelope)
-    headers = outgoing_headers({"content-type": CONTENT_TYPE})
-    if envelope.trace and "traceparent" not in headers:
-        headers["traceparent"] = envelope.trace
-    await broker.publish(value, topic=topic, key=key, headers=headers)
+    with producer_span(topic, tenant=str(envelope.tenant)):
+        headers = outgoing_headers({"content-type": CONTENT_TYPE})
+        if envelope.trace and "traceparent" not in headers:
+            headers["traceparent"] = envelope.trace
+        await broker.publish(value, topic=topic, key=key, headers=headers)

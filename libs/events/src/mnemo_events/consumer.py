@@ -15,19 +15,31 @@ are retried without bound while the service runs: an outage delays messages, it 
 dead-letters them, and `Consumer.outage` names it until a call succeeds again (readiness reports
 it: `mnemo_events.readiness.consumer_healthy`). When the service stops mid-retry, the records are not committed (`nack` rewinds the partition), so the next
 start processes them again.
+
+Telemetry (one instrumentation: the runtime's, nothing in FastStream): each record is handled
+inside its own `process <topic>` consumer span, a child of the producer's trace context from the
+record's headers, and `Received.context` is that span's context, so everything a handler does for
+the record joins the producer's trace. Per consumer it records the contract metrics
+(deploy/prometheus/METRICS.md): `mnemo_handler_duration_seconds` per batch (commit included),
+`mnemo_messages_total` and `mnemo_dead_letters_total` per record (reason codes from `reason_code`),
+and `mnemo_consumer_lag` per partition after each commit.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from aiokafka import TopicPartition
 from faststream.kafka import KafkaBroker
 from faststream.kafka.annotations import KafkaMessage
 from faststream.middlewares import AckPolicy
+from mnemo_telemetry import metrics
+from mnemo_telemetry.tracing import SpanHandle, start_consumer_span
 from opentelemetry import context as otel_context
 from pydantic import ValidationError
 
@@ -133,9 +145,12 @@ class Consumer(Generic[DataT]):
         dead_letters: DeadLetterSink,
         retry: RetryPolicy,
         stopping: asyncio.Event,
+        service: str | None = None,
     ) -> None:
         self.topic = topic
         self.group = group
+        self.service = service or service_of(group)
+        """The `service` label of this consumer's metrics (`mnemo.ingest` → `ingest`)."""
         self._envelope: type[Envelope[Any]] = Envelope[data_model]  # type: ignore[valid-type]  # a runtime generic alias
         self._handler = handler
         self._dead_letters = dead_letters
@@ -147,7 +162,8 @@ class Consumer(Generic[DataT]):
         """The transient failure being retried now (None once a call succeeds)."""
 
     def decode(self, delivery: Delivery) -> Received[DataT]:
-        """The record as an envelope of this topic's data, or `Rejected` with the reason."""
+        """The record as an envelope of this topic's data, or `Rejected` with the reason.
+        `context` is the producer's trace context (the record's headers)."""
         try:
             envelope = self._envelope.model_validate_json(delivery.value)
         except ValidationError as error:
@@ -169,14 +185,48 @@ class Consumer(Generic[DataT]):
         service stops first, or the dead-letter publisher's error."""
         letters: list[DeadLetter] = []
         received: list[Received[DataT]] = []
-        for delivery in deliveries:
-            try:
-                received.append(self.decode(delivery))
-            except Rejected as error:
-                letters.append(DeadLetter(delivery, error.reason, attempts=1))
-        if received:
-            letters.extend(await self._handle(received))
+        spans: dict[tuple[int, int], SpanHandle] = {}
+        try:
+            for delivery in deliveries:
+                where = (delivery.partition, delivery.offset)
+                try:
+                    item = self.decode(delivery)
+                except Rejected as error:
+                    letters.append(DeadLetter(delivery, error.reason, attempts=1))
+                    spans[where] = self._span(delivery, context_from_headers(delivery.headers))
+                    continue
+                span = spans[where] = self._span(delivery, item.context)
+                span.set(tenant=str(item.envelope.tenant), event_id=str(item.envelope.event_id))
+                received.append(
+                    Received(envelope=item.envelope, delivery=delivery, context=span.context)
+                )
+            if received:
+                letters.extend(await self._handle(received))
+            await self._settle(deliveries, letters, spans)
+        except BaseException as error:
+            for span in spans.values():
+                span.fail(f"not finished: {type(error).__name__}")
+            raise
+        finally:
+            for span in spans.values():
+                span.end()
+
+    def _span(self, delivery: Delivery, parent: otel_context.Context) -> SpanHandle:
+        return start_consumer_span(
+            self.topic, parent, partition=delivery.partition, offset=delivery.offset
+        )
+
+    async def _settle(
+        self,
+        deliveries: Sequence[Delivery],
+        letters: Sequence[DeadLetter],
+        spans: dict[tuple[int, int], SpanHandle],
+    ) -> None:
         for letter in letters:
+            code = reason_code(letter.reason)
+            span = spans.get((letter.delivery.partition, letter.delivery.offset))
+            if span is not None:
+                span.fail(f"dead-lettered ({code}): {letter.reason}"[:500])
             log.warning(
                 "dead-lettered %s[%d]@%d: %s",
                 letter.delivery.topic,
@@ -185,8 +235,12 @@ class Consumer(Generic[DataT]):
                 letter.reason,
             )
             await self._dead_letters(letter)
+            metrics.DEAD_LETTERS.labels(self.service, self.topic, code).inc()
         self.dead_lettered += len(letters)
         self.processed += len(deliveries)
+        messages = metrics.MESSAGES
+        messages.labels(self.service, self.topic, "ok").inc(len(deliveries) - len(letters))
+        messages.labels(self.service, self.topic, "dead_lettered").inc(len(letters))
 
     async def _handle(self, items: Sequence[Received[DataT]]) -> list[DeadLetter]:
         if len(items) > 1:
@@ -253,6 +307,26 @@ class Consumer(Generic[DataT]):
         return [DeadLetter(r.delivery, r.reason, attempts=attempts) for r in rejections]
 
 
+REASON_CODES = ("invalid_envelope", "key_mismatch", "rejected", "attempts_exhausted")
+"""The `reason` label values of `mnemo_dead_letters_total` this runtime records."""
+
+
+def reason_code(reason: str) -> str:
+    """The short code of a dead-letter reason this module wrote (the metric's `reason` label)."""
+    if reason.startswith("invalid envelope"):
+        return "invalid_envelope"
+    if reason.startswith(("key mismatch", "message has no key")):
+        return "key_mismatch"
+    if reason.startswith("failed after"):
+        return "attempts_exhausted"
+    return "rejected"
+
+
+def service_of(group: str) -> str:
+    """A consumer group's service name: `mnemo.edge-classifier` → `edge-classifier`."""
+    return group.removeprefix("mnemo.")
+
+
 def _summary(error: ValidationError) -> str:
     parts = []
     for detail in error.errors(include_url=False)[:5]:
@@ -300,7 +374,14 @@ def subscribe(
         decoder=_raw,
     )
 
+    duration = metrics.HANDLER_DURATION.labels(consumer.service, consumer.topic)
+    for code in REASON_CODES:  # present at 0, so rates and alerts see the series from the start
+        metrics.DEAD_LETTERS.labels(consumer.service, consumer.topic, code)
+    for outcome in ("ok", "dead_lettered"):
+        metrics.MESSAGES.labels(consumer.service, consumer.topic, outcome)
+
     async def on_records(message: KafkaMessage) -> None:
+        started = time.perf_counter()
         raw = message.raw_message
         records = raw if isinstance(raw, tuple) else (raw,)
         try:
@@ -312,9 +393,32 @@ def subscribe(
             await message.nack()
             raise
         await message.ack()
+        duration.observe(time.perf_counter() - started)
+        record_lag(subscriber, consumer, records)
 
     subscriber(on_records)
     return subscriber
+
+
+def record_lag(subscriber: Any, consumer: Consumer[Any], records: Sequence[Any]) -> None:
+    """`mnemo_consumer_lag` of the partitions just committed: the partition's end offset (as of
+    the last fetch) minus the committed offset (the last record's + 1)."""
+    client = getattr(subscriber, "consumer", None)
+    if client is None:
+        return
+    last: dict[int, int] = {}
+    for record in records:
+        last[record.partition] = max(last.get(record.partition, -1), record.offset)
+    assigned = client.assignment()
+    for partition, offset in last.items():
+        where = TopicPartition(consumer.topic, partition)
+        if where not in assigned:  # revoked by a rebalance meanwhile: its new owner reports it
+            continue
+        end = client.highwater(where)
+        if end is not None:
+            metrics.CONSUMER_LAG.labels(consumer.service, consumer.topic, str(partition)).set(
+                max(0, end - offset - 1)
+            )
 
 
 def build_consumer(
@@ -328,8 +432,10 @@ def build_consumer(
     stopping: asyncio.Event,
     transient: tuple[type[BaseException], ...] = (),
     batch: bool = False,
+    service: str | None = None,
 ) -> tuple[Consumer[DataT], Any]:
-    """A `Consumer` that dead-letters through `broker`, subscribed on it; returns both."""
+    """A `Consumer` that dead-letters through `broker`, subscribed on it; returns both.
+    `service` labels its metrics (default: the group without its `mnemo.` prefix)."""
 
     async def dead_letter(letter: DeadLetter) -> None:
         await publish_dead_letter(broker, letter, consumer=group)
@@ -342,6 +448,7 @@ def build_consumer(
         dead_letters=dead_letter,
         retry=RetryPolicy.from_settings(settings, transient),
         stopping=stopping,
+        service=service,
     )
     return consumer, subscribe(broker, consumer, settings=settings, batch=batch)
 

@@ -1,7 +1,8 @@
 """JSON log lines on stdout for a service: structlog for Mnemo's own code, and the standard
 library's loggers (FastStream, aiokafka, uvicorn) rendered through the same processors, so every
 line of a service's log is one JSON object carrying `service`, `level`, `timestamp` and, inside a
-traced span, `trace_id` and `span_id`.
+traced span, `trace_id` and `span_id` (and `tenant`, when the current span names one: every
+Mnemo span of a tenant's work does, see `mnemo_telemetry.tracing`).
 """
 
 from __future__ import annotations
@@ -14,14 +15,21 @@ from typing import Any
 import structlog
 from opentelemetry import trace
 
+from mnemo_telemetry.tracing import TENANT
+
 
 def _add_trace_ids(
     _logger: object, _method: str, event: MutableMapping[str, Any]
 ) -> MutableMapping[str, Any]:
-    span_context = trace.get_current_span().get_span_context()
+    span = trace.get_current_span()
+    span_context = span.get_span_context()
     if span_context.is_valid:
         event.setdefault("trace_id", format(span_context.trace_id, "032x"))
         event.setdefault("span_id", format(span_context.span_id, "016x"))
+        attributes = getattr(span, "attributes", None)
+        tenant = attributes.get(TENANT) if attributes else None
+        if tenant is not None:
+            event.setdefault("tenant", tenant)
     return event
 
 

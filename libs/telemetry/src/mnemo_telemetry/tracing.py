@@ -18,8 +18,10 @@ but are exported nowhere.
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Literal
@@ -29,8 +31,8 @@ from opentelemetry import propagate, trace
 from opentelemetry.baggage.propagation import W3CBaggagePropagator
 from opentelemetry.propagators.composite import CompositePropagator
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -39,6 +41,10 @@ from mnemo_telemetry.errors import TelemetryConfigError
 
 INSTRUMENTATION_NAME = "mnemo"
 OTLP_TRACES_PATH = "/v1/traces"
+EXPORT_PAUSE_SECONDS = 30.0
+"""After a failed export (no collector listening), batches are dropped for this long."""
+
+log = logging.getLogger("mnemo_telemetry.tracing")
 
 AttributeValue = str | bool | int | float
 CacheResult = Literal["hit", "miss", "refresh"]
@@ -172,7 +178,56 @@ def configure_tracing_from(service: str, settings: TracingSettings) -> Tracing:
 def _otlp_exporter(url: str) -> SpanExporter:
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-    return OTLPSpanExporter(endpoint=url, timeout=5)
+    # The OTLP exporter logs a warning per retry and an error per lost batch; TolerantExporter
+    # says it once per outage instead.
+    for name in (
+        "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+        "opentelemetry.exporter.otlp.proto.http._common",
+    ):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    return TolerantExporter(OTLPSpanExporter(endpoint=url, timeout=5), url)
+
+
+class TolerantExporter(SpanExporter):
+    """An exporter that makes an absent collector cheap and quiet: after a failed export it drops
+    batches for `pause` seconds (no connection attempts, no retries), logs one line when the
+    collector goes away and one when it is back. A service therefore always exports when
+    `MNEMO_OTLP_ENDPOINT` is set, whether or not a collector is running."""
+
+    def __init__(self, inner: SpanExporter, url: str, pause: float = EXPORT_PAUSE_SECONDS) -> None:
+        self._inner = inner
+        self._url = url
+        self._pause = pause
+        self._resume_at = 0.0
+        self._down = False
+        self.dropped = 0
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        if time.monotonic() < self._resume_at:
+            self.dropped += len(spans)
+            return SpanExportResult.FAILURE
+        result = self._inner.export(spans)
+        if result is SpanExportResult.SUCCESS:
+            if self._down:
+                log.info("spans exported again to %s", self._url)
+            self._down = False
+            return result
+        self.dropped += len(spans)
+        self._resume_at = time.monotonic() + self._pause
+        if not self._down:
+            log.warning(
+                "no trace collector answers at %s: spans are dropped, retried every %g s",
+                self._url,
+                self._pause,
+            )
+        self._down = True
+        return result
+
+    def shutdown(self) -> None:
+        self._inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return self._inner.force_flush(timeout_millis)
 
 
 def tracer() -> trace.Tracer:
@@ -209,10 +264,26 @@ class SpanHandle:
         """Mark the span failed with a reason (for outcomes that are not exceptions: a 4xx, a DLT)."""
         self.span.set_status(Status(StatusCode.ERROR, reason))
 
+    def end(self) -> None:
+        """End a span from `start_span` (the context-manager helpers end theirs themselves)."""
+        self.span.end()
+
     @property
     def trace_id(self) -> str | None:
         span_context = self.span.get_span_context()
         return format(span_context.trace_id, "032x") if span_context.is_valid else None
+
+    @property
+    def context(self) -> otel_context.Context:
+        """A context whose current span is this one: the parent for work done on its behalf."""
+        return trace.set_span_in_context(self.span)
+
+    @property
+    def traceparent(self) -> str | None:
+        """This span's W3C `traceparent` (for an envelope's `trace` or an outbox record)."""
+        carrier: dict[str, str] = {}
+        propagate.inject(carrier, context=self.context)
+        return carrier.get("traceparent")
 
 
 SHORT_NAMES: Mapping[str, str] = {
@@ -249,6 +320,34 @@ def mnemo_span(
         yield handle
 
 
+def start_span(
+    name: str,
+    *,
+    kind: SpanKind = SpanKind.INTERNAL,
+    parent: otel_context.Context | None = None,
+    **attributes: AttributeValue | None,
+) -> SpanHandle:
+    """A started span that is not made current; the caller ends it (`handle.end()`).
+
+    For one span per record of a batch: each record's span is a child of that record's own trace
+    context, while the batch's work runs once (`use_span` makes one of them current for it)."""
+    handle = SpanHandle(tracer().start_span(name, context=parent, kind=kind))
+    handle.set(**attributes)
+    return handle
+
+
+def use_span(handle: SpanHandle) -> AbstractContextManager[Span]:
+    """Make `handle`'s span current for a block without ending it."""
+    return trace.use_span(
+        handle.span, end_on_exit=False, record_exception=False, set_status_on_exception=False
+    )
+
+
+def current_span() -> SpanHandle:
+    """The current span (a non-recording one outside any span), to add Mnemo's attributes to."""
+    return SpanHandle(trace.get_current_span())
+
+
 # The spans the work is made of. Each is a context manager yielding a SpanHandle.
 
 
@@ -257,6 +356,13 @@ def persist_span(
 ) -> AbstractContextManager[SpanHandle]:
     """Ingest writing one persisted row (a document or an edge) and its outbox record."""
     return mnemo_span("mnemo.persist", tenant=tenant, store=store, event_id=event_id)
+
+
+def start_persist_span(
+    parent: otel_context.Context | None, *, tenant: str, store: str, event_id: str | None = None
+) -> SpanHandle:
+    """`persist_span` for one record of a batch written together (not current; `end()` it)."""
+    return start_span("mnemo.persist", parent=parent, tenant=tenant, store=store, event_id=event_id)
 
 
 def classify_span(
@@ -317,18 +423,39 @@ def consumer_span(
     offset: int | None = None,
 ) -> Iterator[SpanHandle]:
     """Processing one consumed message, as a child of the producer's context (from its headers)."""
-    with mnemo_span(
+    handle = start_consumer_span(topic, parent, tenant=tenant, partition=partition, offset=offset)
+    try:
+        with use_span(handle):
+            yield handle
+    except BaseException as error:
+        handle.span.record_exception(error)
+        handle.fail(f"{type(error).__name__}: {error}")
+        raise
+    finally:
+        handle.end()
+
+
+def start_consumer_span(
+    topic: str,
+    parent: otel_context.Context | None,
+    *,
+    tenant: str | None = None,
+    partition: int | None = None,
+    offset: int | None = None,
+) -> SpanHandle:
+    """`consumer_span` for one record of a batch (not current; `end()` it)."""
+    handle = start_span(
         f"process {topic}",
         kind=SpanKind.CONSUMER,
         parent=parent,
         tenant=tenant,
         partition=str(partition) if partition is not None else None,
         offset=offset,
-    ) as handle:
-        handle.span.set_attribute(MESSAGING_SYSTEM, "kafka")
-        handle.span.set_attribute(MESSAGING_DESTINATION, topic)
-        handle.span.set_attribute(MESSAGING_OPERATION, "process")
-        yield handle
+    )
+    handle.span.set_attribute(MESSAGING_SYSTEM, "kafka")
+    handle.span.set_attribute(MESSAGING_DESTINATION, topic)
+    handle.span.set_attribute(MESSAGING_OPERATION, "process")
+    return handle
 
 
 def current_trace_id() -> str | None:
