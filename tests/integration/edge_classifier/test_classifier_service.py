@@ -96,21 +96,25 @@ class Classifier:
             await consumer.stop()
         return found
 
-    async def persist(self, client: uuid.UUID, title: str, body: str) -> dict[str, Any]:
+    async def persist(
+        self, client: uuid.UUID, title: str, body: str, corpus: StoreCorpus | None = None
+    ) -> dict[str, Any]:
         """Write a document as ingest would, and return its values (what its event carries)."""
         values = {"id": str(uuid.uuid4()), "tenant_id": str(client), "title": title, "body": body}
         async with self.store.tenant(self.tenant) as tx:
             await tx.insert_rows(
-                self.corpus.documents,
+                (corpus or self.corpus).documents,
                 [{**values, "id": uuid.UUID(values["id"]), "tenant_id": client}],
             )
         return values
 
-    def event(self, values: dict[str, Any], corpus: str | None = None) -> Envelope[Any]:
+    def event(
+        self, values: dict[str, Any], corpus: str | None = None, store: str | None = None
+    ) -> Envelope[Any]:
         return new_envelope(
             DocumentPersisted(
                 corpus=corpus or self.corpus.name,
-                store=self.corpus.documents.name,
+                store=store or self.corpus.documents.name,
                 id=values["id"],
                 values=values,
             ),
@@ -266,3 +270,38 @@ async def test_poison_and_unclassifiable_events_are_dead_lettered_and_the_next_o
     assert [(c.data.values["from_id"], c.data.values["to_id"]) for c in landed] == [
         (university["id"], city["id"])
     ]
+
+
+async def test_an_event_of_a_corpus_dropped_since_it_was_read_is_dead_lettered_at_the_first_attempt(
+    classifier: Classifier, owner_dsn: str
+) -> None:
+    suffix = uuid.uuid4().hex[:10]
+    deployment = load_deployment(DECLARATIONS.format(s=suffix), f"test_{suffix}.axon")
+    other = StoreCorpus.from_deployment(deployment, f"Memory_{suffix}")
+    owner = await asyncpg.connect(owner_dsn)
+    try:
+        await apply_deployment(owner, deployment, gateway_base_url="http://127.0.0.1:8080")
+        client = uuid.uuid4()
+        river = await classifier.persist(client, "Tietê River", "A river.", other)
+        bridge = await classifier.persist(client, "Bridge", "It spans the Tietê River.", other)
+        before = len(await classifier.read(classifier.persist_topic, 10**6, wait=2))
+        dead_before = len(await classifier.read(classifier.topic + ".dlt", 10**6, wait=2))
+        await classifier.produce(
+            classifier.record(classifier.event(bridge, other.name, other.documents.name))
+        )
+        assert len(await classifier.read(classifier.persist_topic, before + 1)) == before + 1
+        for store in deployment.stores:  # dropped while the service holds the corpus
+            await owner.execute(f"DROP TABLE {store_table(store.name)}")
+        await classifier.produce(
+            classifier.record(classifier.event(river, other.name, other.documents.name))
+        )
+        dead = (await classifier.read(classifier.topic + ".dlt", dead_before + 1))[dead_before:]
+        assert len(dead) == 1
+        headers = dict(dead[0].headers)
+        assert "is gone or changed" in headers["mnemo-dlt-reason"].decode()
+        assert headers["mnemo-dlt-attempts"] == b"1"
+    finally:
+        for store in deployment.stores:
+            await owner.execute(f"DROP TABLE IF EXISTS {store_table(store.name)}")
+        await owner.execute("DELETE FROM mnemo.corpora WHERE corpus_id = $1", other.name)
+        await owner.close()

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import pytest
 from mnemo_axon.compiler import load_deployment
-from mnemo_edge_classifier.errors import DocumentRefusedError
+from mnemo_edge_classifier.errors import CorpusGoneError, DocumentRefusedError
 from mnemo_edge_classifier.use_cases import (
     ClassifyDocument,
     EdgeClassifier,
@@ -35,8 +35,14 @@ SINGER = str(uuid.uuid4())
 
 
 class Directory:
+    def __init__(self) -> None:
+        self.forgotten: list[str] = []
+
     async def corpus(self, corpus_id: str) -> StoreCorpus | None:
         return CORPUS if corpus_id == "Memory" else None
+
+    def forget(self, corpus_id: str) -> None:
+        self.forgotten.append(corpus_id)
 
 
 class Candidates:
@@ -142,3 +148,16 @@ async def test_an_event_that_can_never_be_classified_is_refused(
 ) -> None:
     with pytest.raises(DocumentRefusedError, match=reason):
         await use_case(Candidates()).edges_for(event(values, corpus, store))
+
+
+class Dropped(Candidates):
+    async def neighbourhood(self, *args: object) -> Neighbourhood:
+        raise CorpusGoneError('relation "axon_stores.Docs" does not exist')
+
+
+async def test_a_corpus_whose_store_is_gone_is_refused_at_once_and_read_afresh_next_time() -> None:
+    directory = Directory()
+    case = ClassifyDocument(directory, Dropped(), LexicalClassifier(), {"Memory": ("tenant_id",)})
+    with pytest.raises(DocumentRefusedError, match="does not exist"):
+        await case.edges_for(event(song(str(uuid.uuid4()))))
+    assert directory.forgotten == ["Memory"]

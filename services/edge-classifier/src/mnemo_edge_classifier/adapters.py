@@ -13,6 +13,7 @@ from mnemo_mdn.edge_classification import CandidateQuery, ClassifierOptions, Rar
 from mnemo_store import Scope, Store, StoreCorpus
 from mnemo_store.errors import StoreError
 
+from mnemo_edge_classifier.errors import CorpusGoneError
 from mnemo_edge_classifier.use_cases import Neighbourhood
 
 RELOAD_AFTER_MISS_SECONDS = 1.0
@@ -46,6 +47,11 @@ class RegistryCorpora:
             self._read_at = time.monotonic()
         return self._corpora.get(corpus_id)
 
+    def forget(self, corpus_id: str) -> None:
+        """Drop a corpus found stale; the next lookup reads the registry again."""
+        self._corpora.pop(corpus_id, None)
+        self._read_at = -RELOAD_AFTER_MISS_SECONDS
+
 
 class StoreCandidates:
     """Key frequencies, then the candidates they allow, in one read-only tenant transaction."""
@@ -64,10 +70,16 @@ class StoreCandidates:
         keys: Sequence[str],
         scope: Scope,
     ) -> Neighbourhood:
-        async with self._store.tenant(tenant, read_only=True) as tx:
-            frequencies = await tx.key_frequencies(corpus, keys, scope)
-            phrases = [*query.cited, *query.rare_names(Rarity(frequencies), self._options)]
-            candidates = await tx.linked_candidates(
-                corpus, document_id, query.titles, phrases, self._limit, scope
-            )
+        try:
+            async with self._store.tenant(tenant, read_only=True) as tx:
+                frequencies = await tx.key_frequencies(corpus, keys, scope)
+                phrases = [*query.cited, *query.rare_names(Rarity(frequencies), self._options)]
+                candidates = await tx.linked_candidates(
+                    corpus, document_id, query.titles, phrases, self._limit, scope
+                )
+        except (asyncpg.UndefinedTableError, asyncpg.UndefinedColumnError) as error:
+            # Retrying cannot bring a dropped table back: refuse now, not after every attempt.
+            raise CorpusGoneError(
+                f"the documents store of corpus {corpus.name!r} is gone or changed: {error}"
+            ) from error
         return Neighbourhood(candidates, frequencies)

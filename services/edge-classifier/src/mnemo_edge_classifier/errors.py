@@ -11,5 +11,9 @@ class DocumentRefusedError(ClassifierError):
     """A `document.persisted` event that can never be classified (dead-lettered with the reason)."""
 
 
+class CorpusGoneError(DocumentRefusedError):
+    """The corpus's documents store is not what the registry said: dropped, or changed since."""
+
+
 class ChatAnswerError(ClassifierError):
     """The chat API's answer is not a JSON list of edge decisions."""

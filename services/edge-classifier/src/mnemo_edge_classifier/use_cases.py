@@ -34,7 +34,7 @@ from mnemo_mdn.edge_classification import (
 from mnemo_store import Scope, StoreCorpus
 from mnemo_store.candidates import CandidateDocument
 
-from mnemo_edge_classifier.errors import DocumentRefusedError
+from mnemo_edge_classifier.errors import CorpusGoneError, DocumentRefusedError
 
 PRODUCER = "mnemo.edge-classifier"
 
@@ -49,6 +49,10 @@ class Neighbourhood:
 
 class CorpusDirectory(Protocol):
     async def corpus(self, corpus_id: str) -> StoreCorpus | None: ...
+
+    def forget(self, corpus_id: str) -> None:
+        """The corpus was found stale (`CorpusGoneError`): read it afresh next time."""
+        ...
 
 
 class CandidateSource(Protocol):
@@ -191,9 +195,13 @@ class ClassifyDocument:
         )
         scope, scope_values = self._scope(corpus, data)
         keys = self._cache.keys(envelope.tenant, corpus.name, document)
-        around = await self._source.neighbourhood(
-            envelope.tenant, corpus, document.id, candidate_query(keys), keys_of(keys), scope
-        )
+        try:
+            around = await self._source.neighbourhood(
+                envelope.tenant, corpus, document.id, candidate_query(keys), keys_of(keys), scope
+            )
+        except CorpusGoneError:
+            self._directory.forget(data.corpus)
+            raise
         candidates = [
             self._cache.keys(envelope.tenant, corpus.name, TextDocument(c.id, c.title, c.body))
             for c in around.candidates
