@@ -54,6 +54,16 @@ DIRECTION: Direction = "both"
 """The direction navigation follows edges in (trial 1 in bench/README.md: kept)."""
 
 
+def passage_id(position: int) -> str:
+    """A passage's document id: `p` and its position, zero-padded, so that id order (the order a
+    store corpus's graph is loaded in) is the passages' order in engine and service modes alike."""
+    return f"p{position:06d}"
+
+
+def position_of(document_id: str) -> int:
+    return int(document_id[1:])
+
+
 @dataclass(frozen=True, slots=True)
 class Question:
     text: str
@@ -67,7 +77,9 @@ class Dataset:
     questions: tuple[Question, ...]
 
     def documents(self) -> list[Document]:
-        return [Document(str(k), title, text) for k, (title, text) in enumerate(self.passages)]
+        return [
+            Document(passage_id(k), title, text) for k, (title, text) in enumerate(self.passages)
+        ]
 
     def gold_pairs(self, question: Question) -> list[tuple[frozenset[int], frozenset[int]]]:
         return [(a, b) for a, b in itertools.pairwise(question.hops) if a != b]
@@ -113,13 +125,13 @@ LOADERS: dict[str, Callable[[Path], Dataset]] = {"musique": load_musique, "simpl
 
 
 def recall(ranked: Sequence[str], gold: frozenset[int], k: int) -> float:
-    found = {int(x) for x in ranked[:k]}
+    found = {position_of(x) for x in ranked[:k]}
     return len(found & gold) / len(gold) if gold else 0.0
 
 
 def edge_recall(dataset: Dataset, edges: Sequence[Edge]) -> tuple[float, int]:
     """Percentage of gold pairs (consecutive hops) one edge joins, either way; and their count."""
-    joined = {frozenset((int(e.source), int(e.target))) for e in edges}
+    joined = {frozenset((position_of(e.source), position_of(e.target))) for e in edges}
     pairs = [pair for q in dataset.questions for pair in dataset.gold_pairs(q)]
     hit = sum(
         any(frozenset((a, b)) in joined for a in left for b in right) for left, right in pairs

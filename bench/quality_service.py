@@ -1,0 +1,247 @@
+"""`bench/quality.py --mode service`: the same questions through the running services.
+
+1. A tenant and a corpus of their own (`Quality_<suffix>`: documents and edges stores, not
+   adaptive, so no question's navigation changes the next one's graph), declared and published as
+   the owner role (`MNEMO_OWNER_DATABASE_URL`).
+2. Every passage is sent to ingest as a persist command (`mnemo.persist.v1`, keyed by tenant).
+3. The edge classifier receives ingest's `document.persisted` events and sends its edges back to
+   ingest. The run waits until every document is stored, the classifier's and ingest's consumer
+   groups have nothing left to read, and the edge count has stopped moving.
+4. Each question goes to the navigator: `POST /v1/corpora/<corpus>/navigate` with a development
+   token (`mnemo_auth.DEVELOPMENT_SECRET`, what `make up`'s navigator accepts).
+
+`bm25` and `navigate_no_edges` are computed in process over the same documents (the service has no
+BM25 endpoint; its flat `retrieve` ranks by Postgres full-text rank). Edge recall is read from the
+edges the services stored. The tenant, its rows and the corpus are dropped at the end.
+
+Needs `make up` (Postgres, Kafka, ingest, edge-classifier, navigator). Settings from the
+environment the Makefile exports: `MNEMO_OWNER_DATABASE_URL`, `MNEMO_KAFKA_BOOTSTRAP`,
+`MNEMO_NAVIGATOR_PORT` (8080).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+import uuid
+from collections.abc import Sequence
+
+import asyncpg
+import httpx
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+from mnemo_auth import DEVELOPMENT_SECRET, mint_token
+from mnemo_axon.compiler import load_deployment
+from mnemo_events import DOCUMENT_PERSISTED, PERSIST, PersistRow, new_envelope
+from mnemo_mdn import DEFAULT_PARAMS, CorpusGraph, Edge, navigate
+from mnemo_mdn.frontier import Direction
+from mnemo_store.applier import apply_deployment
+from mnemo_store.identifiers import store_table
+from quality import Dataset, Results, bm25_ranking, passage_id, recall
+
+DECLARATIONS = """
+axonstore QualityDocs_{s} {{
+    backend: postgresql
+    schema {{ id: Text primary_key  title: Text not_null  body: Text }}
+}}
+axonstore QualityEdges_{s} {{
+    backend: postgresql
+    schema {{ from_id: Text not_null  to_id: Text not_null  etype: Text not_null
+             weight: Float not_null }}
+}}
+corpus Quality_{s} from axonstore {{
+    documents: QualityDocs_{s}(id, title, body)
+    relations: QualityEdges_{s}(from_id, to_id, etype, weight)
+}}
+"""
+GROUPS = {"mnemo.edge-classifier": DOCUMENT_PERSISTED, "mnemo.ingest": PERSIST}
+SETTLE_SECONDS = 6.0
+WAIT_SECONDS = 1800.0
+
+
+def say(message: str) -> None:
+    print(f"service: {message}", file=sys.stderr, flush=True)
+
+
+def environment(name: str, default: str | None = None) -> str:
+    value = os.environ.get(name, default)
+    if not value:
+        raise SystemExit(f"service mode needs {name} (run it with the stack up: `make up`)")
+    return value
+
+
+async def _tenant_count(owner: asyncpg.Connection, tenant: uuid.UUID, table: str) -> int:
+    async with owner.transaction():
+        await owner.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
+        return int(await owner.fetchval(f"SELECT count(*) FROM {table}"))
+
+
+async def _lag(bootstrap: str) -> int:
+    """Records the classifier and ingest groups have not committed yet, over their topics."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    # Subscribed (without a group, never polled) only so that it fetches the topics' metadata.
+    consumer = AIOKafkaConsumer(*GROUPS.values(), bootstrap_servers=bootstrap, group_id=None)
+    await admin.start()
+    await consumer.start()
+    try:
+        behind = 0
+        for group, topic in GROUPS.items():
+            partitions = [
+                TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or ()
+            ]
+            if not partitions:
+                raise SystemExit(f"service mode: topic {topic} has no partitions (make up)")
+            ends = await consumer.end_offsets(partitions)
+            committed = await admin.list_consumer_group_offsets(group, partitions=partitions)
+            for partition in partitions:
+                done = committed.get(partition)
+                behind += ends[partition] - (done.offset if done and done.offset >= 0 else 0)
+        return behind
+    finally:
+        await consumer.stop()
+        await admin.close()
+
+
+async def _persist(bootstrap: str, tenant: uuid.UUID, store: str, dataset: Dataset) -> None:
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=20, acks="all")
+    await producer.start()
+    try:
+        key = str(tenant).encode()
+        futures = []
+        for k, (title, text) in enumerate(dataset.passages):
+            envelope = new_envelope(
+                PersistRow(store=store, values={"id": passage_id(k), "title": title, "body": text}),
+                tenant=tenant,
+                producer="bench.quality",
+                event_type=PERSIST,
+            )
+            futures.append(
+                await producer.send(PERSIST, envelope.model_dump_json().encode(), key=key)
+            )
+        await asyncio.gather(*futures)
+    finally:
+        await producer.stop()
+
+
+async def _run(dataset: Dataset, direction: Direction, budget: int) -> tuple[Results, list[Edge]]:
+    owner_dsn = environment("MNEMO_OWNER_DATABASE_URL")
+    bootstrap = environment("MNEMO_KAFKA_BOOTSTRAP", "127.0.0.1:29092")
+    url = f"http://127.0.0.1:{environment('MNEMO_NAVIGATOR_PORT', '8080')}"
+    async with httpx.AsyncClient(timeout=30) as http:
+        for name, port in (("ingest", 8081), ("edge-classifier", 8082), ("navigator", 8080)):
+            variable = f"MNEMO_{name.upper().replace('-', '_')}_PORT"
+            probe = f"http://127.0.0.1:{os.environ.get(variable, port)}/readyz"
+            try:
+                ready = (await http.get(probe)).status_code == 200
+            except httpx.HTTPError:
+                ready = False
+            if not ready:
+                raise SystemExit(f"service mode needs the {name} service ready at {probe}: make up")
+
+    suffix = uuid.uuid4().hex[:10]
+    deployment = load_deployment(DECLARATIONS.format(s=suffix), f"quality_{suffix}.axon")
+    corpus, docs, edges_table = (
+        f"Quality_{suffix}",
+        f"QualityDocs_{suffix}",
+        f"QualityEdges_{suffix}",
+    )
+    owner = await asyncpg.connect(owner_dsn)
+    tenant: uuid.UUID | None = None
+    try:
+        await apply_deployment(owner, deployment, gateway_base_url=url)
+        await owner.execute(
+            "UPDATE mnemo.corpora SET status = 'published' WHERE corpus_id = $1", corpus
+        )
+        tenant = await owner.fetchval(
+            "INSERT INTO mnemo.tenants (name) VALUES ($1) RETURNING tenant_id", f"quality-{suffix}"
+        )
+        assert tenant is not None
+        started = time.monotonic()
+        await _persist(bootstrap, tenant, docs, dataset)
+        say(f"sent {len(dataset.passages)} documents to ingest (corpus {corpus})")
+        edges_count, stable_since = -1, time.monotonic()
+        while True:
+            stored = await _tenant_count(owner, tenant, store_table(docs))
+            count = await _tenant_count(owner, tenant, store_table(edges_table))
+            behind = await _lag(bootstrap)
+            now = time.monotonic()
+            if count != edges_count:
+                edges_count, stable_since = count, now
+            if (
+                stored == len(dataset.passages)
+                and behind == 0
+                and now - stable_since >= SETTLE_SECONDS
+            ):
+                break
+            if now - started > WAIT_SECONDS:
+                raise SystemExit(
+                    f"service mode: after {WAIT_SECONDS:.0f} s, {stored} documents stored,"
+                    f" {count} edges, {behind} records unread by the classifier and ingest"
+                )
+            await asyncio.sleep(1.0)
+        say(f"stored {stored} documents and {edges_count} edges in {now - started:.0f} s")
+        async with owner.transaction():
+            await owner.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
+            rows = await owner.fetch(
+                f"SELECT from_id, to_id, etype, weight FROM {store_table(edges_table)}"
+            )
+        edges = [Edge(r["from_id"], r["to_id"], r["etype"], float(r["weight"])) for r in rows]
+
+        documents = dataset.documents()
+        flat_graph = CorpusGraph.build(documents, [])
+        token = mint_token(tenant=tenant, secret=DEVELOPMENT_SECRET, subject="bench.quality")
+        headers = {"Authorization": f"Bearer {token}"}
+        results = Results()
+        async with httpx.AsyncClient(timeout=60) as http:
+            for number, question in enumerate(dataset.questions, 1):
+                response = await http.post(
+                    f"{url}/v1/corpora/{corpus}/navigate",
+                    json={"query": question.text, "budget": budget, "direction": direction},
+                    headers=headers,
+                )
+                if response.status_code != 200:
+                    raise SystemExit(f"navigate answered {response.status_code}: {response.text}")
+                walked = [hit["id"] for hit in response.json()["hits"]]
+                flat = bm25_ranking(flat_graph, question.text, DEFAULT_PARAMS, budget)
+                alone = navigate(flat_graph, question.text, budget=budget, direction=direction).path
+                gold = question.supporting
+                for system, ranked in (
+                    ("bm25", flat),
+                    ("navigate", walked),
+                    ("navigate_no_edges", alone),
+                ):
+                    results.per_question[system].append(
+                        (recall(ranked, gold, 2), recall(ranked, gold, 5))
+                    )
+                if number % 25 == 0:
+                    say(f"{number}/{len(dataset.questions)} questions")
+        return results, edges
+    finally:
+        await _drop(owner, (docs, edges_table), corpus, tenant)
+        await owner.close()
+
+
+async def _drop(
+    owner: asyncpg.Connection, stores: Sequence[str], corpus: str, tenant: uuid.UUID | None
+) -> None:
+    for store in stores:
+        await owner.execute(f"DROP TABLE IF EXISTS {store_table(store)}")
+    await owner.execute("DELETE FROM mnemo.corpora WHERE corpus_id = $1", corpus)
+    if tenant is None:
+        return
+    try:
+        async with owner.transaction():
+            await owner.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
+            for table in ("outbox", "inbox", "pending_edges", "nav_outcomes", "graph_revisions"):
+                await owner.execute(f"DELETE FROM mnemo.{table}")
+            await owner.execute("DELETE FROM mnemo.tenants WHERE tenant_id = $1", tenant)
+    except asyncpg.PostgresError as error:  # e.g. its audit chain, which nobody may delete
+        say(f"tenant quality tenant {tenant} kept: {error}")
+
+
+def run_service(
+    dataset: Dataset, *, direction: Direction, budget: int
+) -> tuple[Results, list[Edge]]:
+    return asyncio.run(_run(dataset, direction, budget))
