@@ -18,9 +18,13 @@ from mnemo_events.consumer import build_consumer
 from mnemo_events.dead_letters import DeadLetter, Delivery, publish_dead_letter
 from mnemo_events.provisioning import ensure_topics
 from mnemo_events.readiness import broker_reachable, consumer_healthy, partitions_ready
+from mnemo_events.tracing import context_from_headers, outgoing_headers
 from mnemo_store import OutboxMessage, OutboxRelay, Store
 from mnemo_store.ingest_writes import PendingEdge
 from mnemo_telemetry.service import ServiceRuntime
+from mnemo_telemetry.sql import trace_queries
+from mnemo_telemetry.tracing import configure_tracing_from, producer_span
+from opentelemetry import context as otel_context
 
 from mnemo_ingest.directory import PostgresDirectory
 from mnemo_ingest.settings import IngestSettings
@@ -56,13 +60,22 @@ class KafkaPublisher:
         await (await self.enqueue(message))
 
     async def enqueue(self, message: OutboxMessage) -> Awaitable[object]:
-        return await self._broker.publish(
-            message.payload.encode(),
-            topic=message.topic,
-            key=message.key,
-            headers=dict(message.headers),
-            no_confirm=True,
-        )
+        # The record continues the trace of the transaction that wrote it (its stored headers).
+        stored = dict(message.headers)
+        parent = context_from_headers([(k, v.encode()) for k, v in stored.items()])
+        token = otel_context.attach(parent)
+        try:
+            with producer_span(message.topic):
+                headers = outgoing_headers(stored)
+                return await self._broker.publish(
+                    message.payload.encode(),
+                    topic=message.topic,
+                    key=message.key,
+                    headers=headers,
+                    no_confirm=True,
+                )
+        finally:
+            otel_context.detach(token)
 
 
 class KafkaDeadLetters:
@@ -95,6 +108,7 @@ class KafkaDeadLetters:
 
 def create_app(settings: IngestSettings | None = None) -> ServiceRuntime:
     settings = settings or IngestSettings()
+    tracing = configure_tracing_from("ingest", settings.tracing)
     broker = create_broker(settings.kafka, client_id=settings.group)
     stopping = asyncio.Event()
     state: dict[str, object] = {}
@@ -121,9 +135,11 @@ def create_app(settings: IngestSettings | None = None) -> ServiceRuntime:
             (*TOPICS, settings.topic, settings.persisted_topic, settings.audit_topic),
         )
         pool = await asyncpg.create_pool(
-            settings.database_url, min_size=2, max_size=settings.pool_size
+            settings.database_url, min_size=2, max_size=settings.pool_size, init=trace_queries
         )
-        relay_pool = await asyncpg.create_pool(settings.relay_database_url, min_size=1, max_size=2)
+        relay_pool = await asyncpg.create_pool(
+            settings.relay_database_url, min_size=1, max_size=2, init=trace_queries
+        )
         state["pool"], state["relay_pool"] = pool, relay_pool
         directory = PostgresDirectory(pool)
         ingest = Ingest(
@@ -166,6 +182,7 @@ def create_app(settings: IngestSettings | None = None) -> ServiceRuntime:
             pool = state.get(name)
             if isinstance(pool, asyncpg.Pool):
                 await pool.close()
+        tracing.shutdown()
 
     async def database() -> str | None:
         pool = state.get("pool")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mnemo_events import AUDIT, DOCUMENT_PERSISTED
 from mnemo_events.settings import KafkaSettings
+from mnemo_telemetry.tracing import TracingSettings
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -37,3 +38,5 @@ class IngestSettings(BaseSettings):
     relay_batch_size: int = Field(default=500, ge=1)
     log_level: str = "INFO"
     kafka: KafkaSettings = Field(default_factory=KafkaSettings)
+    tracing: TracingSettings = Field(default_factory=TracingSettings)
+    """`MNEMO_OTLP_ENDPOINT`: where spans go (none: made, exported nowhere)."""

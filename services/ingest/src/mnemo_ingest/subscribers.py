@@ -9,6 +9,7 @@ import asyncpg
 import structlog
 from mnemo_events import PersistRow
 from mnemo_events.consumer import Received, Rejection
+from mnemo_telemetry.tracing import SpanHandle, start_persist_span, use_span
 from prometheus_client import Counter
 
 from mnemo_ingest.use_cases import Command, Ingest
@@ -24,6 +25,17 @@ ROW_VERDICTS = (asyncpg.IntegrityConstraintViolationError, asyncpg.DataError)
 
 def persist_handler(ingest: Ingest):  # type: ignore[no-untyped-def]  # returns a BatchHandler
     async def handle(items: Sequence[Received[PersistRow]]) -> Sequence[Rejection]:
+        # One `mnemo.persist` span per record, in that record's trace; the batch is written once,
+        # with the first record's span current (its SQL spans go there).
+        spans = [
+            start_persist_span(
+                item.context,
+                tenant=str(item.envelope.tenant),
+                store=item.envelope.data.store,
+                event_id=str(item.envelope.event_id),
+            )
+            for item in items
+        ]
         commands = [
             Command(
                 ref=item.delivery,
@@ -33,18 +45,31 @@ def persist_handler(ingest: Ingest):  # type: ignore[no-untyped-def]  # returns 
                 values=item.envelope.data.values,
                 producer=item.envelope.producer,
                 trace_id=item.trace_id,
+                traceparent=span.traceparent,
             )
-            for item in items
+            for item, span in zip(items, spans, strict=True)
         ]
         try:
-            refusals = await ingest.persist(commands)
+            with use_span(spans[0]):
+                refusals = await ingest.persist(commands)
         except ROW_VERDICTS as error:
             if len(items) > 1:
+                _end(spans, f"batch failed: {type(error).__name__}")
                 raise
             refusals = []
             reason = f"the database refused the row: {type(error).__name__}: {error}"
             ROWS.labels("refused").inc()
+            _end(spans, reason)
             return [Rejection(items[0].delivery, reason)]
+        except BaseException as error:
+            _end(spans, f"not written: {type(error).__name__}")
+            raise
+        refused = {id(refusal.ref): refusal.reason for refusal in refusals}
+        for item, span in zip(items, spans, strict=True):
+            why = refused.get(id(item.delivery))
+            if why is not None:
+                span.fail(why[:500])
+            span.end()
         ROWS.labels("refused").inc(len(refusals))
         ROWS.labels("written_or_duplicate").inc(len(items) - len(refusals))
         for refusal in refusals:
@@ -52,3 +77,9 @@ def persist_handler(ingest: Ingest):  # type: ignore[no-untyped-def]  # returns 
         return [Rejection(refusal.ref, refusal.reason) for refusal in refusals]
 
     return handle
+
+
+def _end(spans: Sequence[SpanHandle], reason: str) -> None:
+    for span in spans:
+        span.fail(reason[:500])
+        span.end()

@@ -37,6 +37,7 @@ from mnemo_store.ingest_writes import (
     take_expired_pending_edges,
     take_pending_edges_for,
 )
+from mnemo_telemetry.metrics import ROWS_PERSISTED
 
 from mnemo_ingest.errors import InvalidRow
 from mnemo_ingest.rows import check_edge, coerce_row, key_text
@@ -57,6 +58,8 @@ class Command:
     values: Mapping[str, Any]
     producer: str
     trace_id: str | None = None
+    traceparent: str | None = None
+    """The trace context the events this row causes carry (its `mnemo.persist` span)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +218,8 @@ class Ingest:
             await _insert(tx, to_write, written)
             late = await self._apply_pending(tx, new_documents, written)
             await self._announce(tx, tenant, written)
+        for store_name, rows in written.items():  # committed
+            ROWS_PERSISTED.labels(store=store_name).inc(len(rows))
         for edge, reason in late:
             await self._dead_letters.dead_letter_edge(tenant, edge, reason)
         return refusals
@@ -315,6 +320,7 @@ class Ingest:
                             producer=PRODUCER,
                             event_type=DOCUMENT_PERSISTED,
                             event_id=uuid.uuid5(item.command.event_id, f"persisted:{corpus.name}"),
+                            trace=item.command.traceparent,
                         )
                         events.append(_outbox(self._persisted_topic, tenant, event))
                 elif relations_of is not None:
@@ -328,6 +334,7 @@ class Ingest:
             sources = tuple(sorted({i.command.event_id for i in items}))
             principals = sorted({i.command.producer for i in items})
             traces = [i.command.trace_id for i in items if i.command.trace_id]
+            contexts = [i.command.traceparent for i in items if i.command.traceparent]
             audit = new_envelope(
                 AuditRecorded(
                     record=PersistAudited(
@@ -343,6 +350,7 @@ class Ingest:
                 producer=PRODUCER,
                 event_type=AUDIT,
                 event_id=uuid.uuid5(sources[0], f"audit:{store_name}:{len(sources)}"),
+                trace=contexts[0] if contexts else None,
             )
             events.append(_outbox(self._audit_topic, tenant, audit))
         await append_outbox_events(tx, events)
