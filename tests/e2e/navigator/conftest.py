@@ -117,7 +117,7 @@ async def _drop(owner_dsn: str, corpora: list[StoreCorpus], tenants: list[uuid.U
         for tenant in tenants:
             async with owner.transaction():
                 await owner.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
-                for table in ("outbox", "nav_outcomes", "graph_revisions"):
+                for table in ("outbox", "inbox", "nav_outcomes", "graph_revisions"):
                     await owner.execute(f"DELETE FROM mnemo.{table}")
             await owner.execute("DELETE FROM mnemo.tenants WHERE tenant_id = $1", tenant)
     finally:
