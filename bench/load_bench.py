@@ -39,6 +39,7 @@ from mnemo_axon.compiler import load_deployment
 from mnemo_mdn.relations import RELATION_TYPES
 from mnemo_store import Scope, Store, StoreCorpus
 from mnemo_store.applier import apply_deployment
+from mnemo_store.graph_cache import graph_bytes
 from mnemo_store.identifiers import STORE_SCHEMA, store_table
 from sqlalchemy import Column, Float, MetaData, Table, Text, Uuid, create_engine, select, text
 from sqlalchemy.orm import Session, registry
@@ -135,6 +136,15 @@ async def fast_load(
     loaded = time.perf_counter()
     graph = arrays.to_graph()
     return loaded - started, time.perf_counter() - loaded, graph.n_documents, graph.n_edges
+
+
+async def cache_estimate_mb(
+    store: Store, corpus: StoreCorpus, tenant: uuid.UUID, scope: Scope
+) -> float:
+    """What the navigator's graph cache counts for this graph (`graph_cache.graph_bytes`)."""
+    async with store.tenant(tenant, read_only=True) as tx:
+        arrays = await tx.load_graph(corpus, scope)
+    return graph_bytes(arrays.to_graph()) / 1e6
 
 
 async def load_peak(
@@ -268,6 +278,7 @@ async def main(sizes: Sequence[int], repeats: int, naive_max: int) -> dict[str, 
                 )
                 fast = [await fast_load(store, corpus, tenant, scope) for _ in range(repeats)]
                 traced_mb, resident_mb = await load_peak(store, corpus, tenant, scope)
+                cached_mb = await cache_estimate_mb(store, corpus, tenant, scope)
                 naive = (
                     [
                         naive_load(app_dsn, corpus, tenant, sub)
@@ -298,6 +309,7 @@ async def main(sizes: Sequence[int], repeats: int, naive_max: int) -> dict[str, 
                     "to_graph_seconds": round(min(f[1] for f in fast), 4),
                     "traced_peak_mb": round(traced_mb, 1),
                     "resident_peak_mb": round(resident_mb, 1),
+                    "cache_estimate_mb": round(cached_mb, 1),
                     "naive_seconds": None if best_naive is None else round(best_naive, 4),
                     "speedup": None if best_naive is None else round(best_naive / best_fast, 1),
                     "freshness_check_ms": round(fresh * 1000, 3),
@@ -311,7 +323,7 @@ async def main(sizes: Sequence[int], repeats: int, naive_max: int) -> dict[str, 
     await owner.close()
     print(
         f"{'documents':>10} {'edges':>9} {'load s':>7} {'(median)':>8} {'graph s':>8} "
-        f"{'peak MB':>8} {'RSS MB':>7} {'naive s':>8} {'ratio':>6} {'fresh ms':>9} {'disk MB':>8}"
+        f"{'peak MB':>8} {'RSS MB':>7} {'naive s':>8} {'ratio':>6} {'fresh ms':>9} {'disk MB':>8} {'cache MB':>8}"
     )
     for row in results:
         naive_text = f"{row['naive_seconds']:>8.3f}" if row["naive_seconds"] else f"{'—':>8}"
@@ -320,13 +332,15 @@ async def main(sizes: Sequence[int], repeats: int, naive_max: int) -> dict[str, 
             f"{row['documents']:>10,} {row['edges']:>9,} {row['fast_seconds']:>7.3f} "
             f"{row['fast_median_seconds']:>8.3f} {row['to_graph_seconds']:>8.3f} "
             f"{row['traced_peak_mb']:>8.0f} {row['resident_peak_mb']:>7.0f} {naive_text} "
-            f"{ratio_text} {row['freshness_check_ms']:>9.3f} {row['stored_mb']:>8.0f}"
+            f"{ratio_text} {row['freshness_check_ms']:>9.3f} {row['stored_mb']:>8.0f} "
+            f"{row['cache_estimate_mb']:>8.0f}"
         )
     print(
         "load s = load_graph (both COPYs and decoding, under RLS), best of the runs; graph s ="
         " to_graph (from_arrays); peak MB = traced peak of one load + to_graph; RSS MB = the"
         " process's resident high-water mark; naive = ORM + networkx; disk MB = both tables"
-        " with their indexes in Postgres."
+        " with their indexes in Postgres; cache MB = what the navigator's graph cache counts"
+        " for the graph (MNEMO_NAVIGATOR_CACHE_MAX_BYTES bounds it)."
     )
     for row in results:
         target = TARGETS_SECONDS.get(row["documents"])
