@@ -15,8 +15,12 @@ from mnemo_events.consumer import build_consumer
 from mnemo_events.provisioning import ensure_topics
 from mnemo_events.readiness import broker_reachable, partitions_ready
 from mnemo_store.audit_log import AuditLog, NewAuditEvent
+from mnemo_telemetry.asgi import HttpMetricsMiddleware, fastapi_telemetry
+from mnemo_telemetry.metrics import AUDIT_CHAIN_LENGTH
 from mnemo_telemetry.probes import probe_router
 from mnemo_telemetry.service import ServiceRuntime
+from mnemo_telemetry.sql import trace_queries
+from mnemo_telemetry.tracing import configure_tracing_from
 
 from mnemo_audit.routes import audit_router
 from mnemo_audit.settings import Settings
@@ -43,11 +47,15 @@ class _Appender:
     async def append(
         self, tenant: uuid.UUID, events: Sequence[NewAuditEvent]
     ) -> dict[uuid.UUID, int]:
-        return await self._open().append(tenant, events)
+        appended = await self._open().append(tenant, events)
+        if appended:
+            AUDIT_CHAIN_LENGTH.labels(tenant=str(tenant)).set(max(appended.values()))
+        return appended
 
 
 def create_app(settings: Settings | None = None) -> ServiceRuntime:
     settings = settings or Settings()
+    tracing = configure_tracing_from(SERVICE, settings.tracing)
     broker = create_broker(settings.kafka, client_id=f"mnemo.{SERVICE}")
     stopping = asyncio.Event()
     holder = _Appender()
@@ -83,19 +91,25 @@ def create_app(settings: Settings | None = None) -> ServiceRuntime:
         "partitions": partitions_ready([subscriber]),
     }
     verifier = TokenVerifier(settings.token_keys())
-    http = FastAPI(title="mnemo audit", version="1")
+    http = FastAPI(title="mnemo audit", version="1", telemetry=fastapi_telemetry(tracing))
+    http.add_middleware(HttpMetricsMiddleware, service=SERVICE)
     http.include_router(probe_router(SERVICE, checks, stopping))
     http.include_router(audit_router(verifier, reader, settings.page_limit))
 
     async def start() -> None:
         await ensure_topics(settings.kafka, [settings.topic])
-        holder.log = await AuditLog.connect(settings.database_url, max_size=settings.pool_size)
+        holder.log = AuditLog(
+            await asyncpg.create_pool(
+                settings.database_url, min_size=1, max_size=settings.pool_size, init=trace_queries
+            )
+        )
         await broker.start()
 
     async def stop() -> None:
         await broker.stop()
         if holder.log is not None:
             await holder.log.close()
+        tracing.shutdown()
 
     return ServiceRuntime(
         name=SERVICE,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from mnemo_auth import DEVELOPMENT_SECRET, TokenKeys
 from mnemo_events import AUDIT
 from mnemo_events.settings import KafkaSettings
+from mnemo_telemetry.tracing import TracingSettings
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -35,6 +36,8 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("MNEMO_AUDIT_JWKS_URL", "MNEMO_JWKS_URL")
     )
     kafka: KafkaSettings = Field(default_factory=KafkaSettings)
+    tracing: TracingSettings = Field(default_factory=TracingSettings)
+    """`MNEMO_OTLP_ENDPOINT`: where spans go (none: made, exported nowhere)."""
 
     def token_keys(self) -> TokenKeys:
         """The one key source configured (the local development key when none is)."""

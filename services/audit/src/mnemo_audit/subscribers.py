@@ -7,19 +7,47 @@ from collections.abc import Sequence
 import structlog
 from mnemo_events import AuditRecorded
 from mnemo_events.consumer import BatchHandler, Received, Rejection
+from mnemo_telemetry.tracing import start_span, use_span
 
 from mnemo_audit.use_cases import AppendAuditEvents, Incoming
 
 log = structlog.get_logger("mnemo_audit.subscribers")
+
+AUDIT_APPEND = "mnemo.audit.append"
 
 
 def audit_handler(append: AppendAuditEvents) -> BatchHandler[AuditRecorded]:
     """A batch handler: the whole batch in one call, refusals dead-lettered with their reasons."""
 
     async def handle(items: Sequence[Received[AuditRecorded]]) -> Sequence[Rejection]:
-        refusals = await append(
-            [Incoming(ref=index, envelope=item.envelope) for index, item in enumerate(items)]
-        )
+        # One `mnemo.audit.append` span per event, in its producer's trace; the batch appends
+        # once, with the first event's span current.
+        spans = [
+            start_span(
+                AUDIT_APPEND,
+                parent=item.context,
+                tenant=str(item.envelope.tenant),
+                event_id=str(item.envelope.event_id),
+            )
+            for item in items
+        ]
+        try:
+            with use_span(spans[0]):
+                refusals = await append(
+                    [
+                        Incoming(ref=index, envelope=item.envelope)
+                        for index, item in enumerate(items)
+                    ]
+                )
+        except BaseException as error:
+            for span in spans:
+                span.fail(f"not appended: {type(error).__name__}")
+                span.end()
+            raise
+        for refusal in refusals:
+            spans[refusal.ref].fail(refusal.reason[:500])
+        for span in spans:
+            span.end()
         for refusal in refusals:
             item = items[refusal.ref]
             log.warning(

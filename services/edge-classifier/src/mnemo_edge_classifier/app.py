@@ -14,6 +14,8 @@ from mnemo_events.readiness import broker_reachable, partitions_ready
 from mnemo_mdn.edge_classification import ClassifierOptions
 from mnemo_store import Store
 from mnemo_telemetry.service import ServiceRuntime
+from mnemo_telemetry.sql import trace_queries
+from mnemo_telemetry.tracing import configure_tracing_from
 
 from mnemo_edge_classifier.adapters import RegistryCorpora, StoreCandidates
 from mnemo_edge_classifier.llm_classifier import ChatClassifier, ChatSettings
@@ -37,6 +39,7 @@ TRANSIENT = (
 
 def create_app(settings: ClassifierSettings | None = None) -> ServiceRuntime:
     settings = settings or ClassifierSettings()
+    tracing = configure_tracing_from("edge-classifier", settings.tracing)
     broker = create_broker(settings.kafka, client_id=settings.group)
     stopping = asyncio.Event()
     pools: list[asyncpg.Pool] = []
@@ -67,7 +70,7 @@ def create_app(settings: ClassifierSettings | None = None) -> ServiceRuntime:
             settings.kafka, sorted({*TOPICS, settings.topic, settings.persist_topic})
         )
         pool = await asyncpg.create_pool(
-            settings.database_url, min_size=1, max_size=settings.pool_size
+            settings.database_url, min_size=1, max_size=settings.pool_size, init=trace_queries
         )
         pools.append(pool)
         options = ClassifierOptions(max_links=settings.max_links)
@@ -103,6 +106,7 @@ def create_app(settings: ClassifierSettings | None = None) -> ServiceRuntime:
             await client.close()
         for pool in pools:
             await pool.close()
+        tracing.shutdown()
 
     async def database() -> str | None:
         if not pools:

@@ -6,6 +6,7 @@ from typing import Literal
 
 from mnemo_events import DOCUMENT_PERSISTED, PERSIST
 from mnemo_events.settings import KafkaSettings
+from mnemo_telemetry.tracing import TracingSettings
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -47,3 +48,5 @@ class ClassifierSettings(BaseSettings):
     llm_timeout_seconds: float = Field(default=30.0, gt=0)
     log_level: str = "INFO"
     kafka: KafkaSettings = Field(default_factory=KafkaSettings)
+    tracing: TracingSettings = Field(default_factory=TracingSettings)
+    """`MNEMO_OTLP_ENDPOINT`: where spans go (none: made, exported nowhere)."""

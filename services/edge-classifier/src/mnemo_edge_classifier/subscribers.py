@@ -10,6 +10,7 @@ from mnemo_events import DocumentPersisted, Envelope, PersistRow
 from mnemo_events.consumer import Received
 from mnemo_events.errors import Rejected
 from mnemo_events.tracing import current_traceparent
+from mnemo_telemetry.tracing import classify_span
 from prometheus_client import Counter
 
 from mnemo_edge_classifier.errors import DocumentRefusedError
@@ -36,12 +37,21 @@ def document_handler(
             corpus=envelope.data.corpus,
             event_id=str(envelope.event_id),
         )
-        with bound:
+        with (
+            bound,
+            classify_span(
+                tenant=str(envelope.tenant),
+                corpus=envelope.data.corpus,
+                event_id=str(envelope.event_id),
+            ) as span,
+        ):
             try:
                 commands, refused = await use_case.edges_for(envelope, trace=current_traceparent())
             except DocumentRefusedError as error:
                 DOCUMENTS.labels("refused").inc()
+                span.fail(str(error)[:500])
                 raise Rejected(str(error)) from error
+            span.set(edges_proposed=len(commands))
             for reason in refused:
                 log.info("decision_refused", reason=reason)
             REFUSED_DECISIONS.inc(len(refused))
