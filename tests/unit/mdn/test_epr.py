@@ -271,3 +271,26 @@ def test_the_threaded_schedule_equals_the_single_thread_one_whichever_channel_is
     )
     assert threaded.epr_plus == pytest.approx(single.epr_plus, abs=1e-14)
     assert threaded.epr_minus == pytest.approx(single.epr_minus, abs=1e-14)
+
+
+def test_the_public_scipy_path_gives_the_same_epr_as_the_compiled_kernels(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = np.random.default_rng(5)
+    n, m = 500, 3_000
+    ids = [f"d{k:04d}" for k in range(n)]
+    arrays = {
+        "edge_source": rng.integers(0, n, m),
+        "edge_target": (rng.pareto(1.3, m) * 20).astype(np.int64) % n,
+        "edge_type": rng.choice([0, 2, 3, 4, 7], m),
+        "edge_weight": rng.uniform(0.05, 1.0, m),
+    }
+    kernels = epr(CorpusGraph.from_arrays(ids, ids, **arrays))
+    monkeypatch.setattr(signed_pagerank, "_coo_tocsr", signed_pagerank._coo_tocsr_with_scipy)
+    monkeypatch.setattr(signed_pagerank, "_add_product", signed_pagerank._add_product_with_scipy)
+    public = epr(CorpusGraph.from_arrays(ids, ids, **arrays))
+    assert (public.iterations, public.iterations_minus) == (
+        kernels.iterations,
+        kernels.iterations_minus,
+    )
+    assert public.epr == pytest.approx(kernels.epr, abs=1e-15)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from mnemo_mdn.graph import CorpusGraph, FloatArray, IndexArray
@@ -208,17 +209,13 @@ def _channel(
     from_tail_unit = np.bincount(tail_rows, weights=tail_scaled, minlength=head)
     tail_scaled *= teleport.take(column.take(from_tail))
     from_tail_teleport = np.bincount(tail_rows, weights=tail_scaled, minlength=head)
-    del tail_rows, tail_scaled, from_tail
-    from_head = np.flatnonzero(column < head)
-    coordinates = sp.coo_matrix(
-        (scaled.take(from_head), (row.take(from_head), column.take(from_head))), shape=(head, head)
-    )
-    del scaled, row, column, from_head
-    # Parallel edges add up (spec §2 step 2). The mat-vec sums duplicate entries by itself, so the
-    # conversion may skip its canonicalising pass (a sort of every row), most of the build time.
-    coordinates.has_canonical_format = True
-    matrix = coordinates.tocsr()
-    del coordinates
+    del tail_rows, tail_scaled
+    # Edges from the tail go to one extra row past the head, which the matrix leaves out: no pass
+    # cuts the head's edges out of the columns.
+    row[from_tail] = head
+    del from_tail
+    matrix = _head_matrix(row, column, scaled, head, n)
+    del scaled, row, column
     return _Channel(
         n=n,
         damping=d,
@@ -230,6 +227,31 @@ def _channel(
         head_dangling=slice(bounds[1], bounds[2]),
         tail_dangling=slice(bounds[3], bounds[4]),
         blocks=_blocks(matrix, block_count),
+    )
+
+
+def _head_matrix(
+    row: npt.NDArray[np.int32],
+    column: npt.NDArray[np.int32],
+    data: FloatArray,
+    head: int,
+    n: int,
+) -> sp.csr_matrix:
+    """The `head × head` CSR matrix of the entries whose row is below `head` (row `head` holds
+    the rest), in the order given within each row.
+
+    Parallel edges add up (spec §2 step 2): the mat-vec sums duplicate entries by itself, so the
+    conversion skips the canonicalising pass (a sort of every row), most of the build time. The
+    conversion is scipy's counting sort by row, writing into arrays allocated here.
+    """
+    entries = len(row)
+    indptr = np.empty(head + 2, dtype=np.int32)
+    indices = np.empty(entries, dtype=np.int32)
+    values = np.empty(entries, dtype=np.float64)
+    _coo_tocsr(head + 1, n, entries, row, column, data, indptr, indices, values)
+    kept = int(indptr[head])
+    return sp.csr_matrix(
+        (values[:kept], indices[:kept], indptr[: head + 1]), shape=(head, head), copy=False
     )
 
 
@@ -352,9 +374,31 @@ def _add_product_in_place(matrix: sp.csr_matrix, x: FloatArray, out: FloatArray)
     _csr_matvec(rows, columns, matrix.indptr, matrix.indices, matrix.data, x, out)
 
 
-try:  # scipy's compiled CSR kernels: private, stable for over a decade; the operator otherwise
+def _coo_tocsr_with_scipy(
+    rows: int,
+    columns: int,
+    entries: int,
+    row: npt.NDArray[np.int32],
+    column: npt.NDArray[np.int32],
+    data: FloatArray,
+    indptr: npt.NDArray[np.int32],
+    indices: npt.NDArray[np.int32],
+    values: FloatArray,
+) -> None:
+    """The kernel's contract through the public classes (a stable conversion, duplicates kept)."""
+    coordinates = sp.coo_matrix((data, (row, column)), shape=(rows, columns))
+    coordinates.has_canonical_format = True
+    converted = coordinates.tocsr()
+    indptr[:] = converted.indptr
+    indices[:entries] = converted.indices
+    values[:entries] = converted.data
+
+
+try:  # scipy's compiled CSR kernels: private, stable for over a decade; the public classes otherwise
+    from scipy.sparse._sparsetools import coo_tocsr as _coo_tocsr
     from scipy.sparse._sparsetools import csr_matvec as _csr_matvec
 except ImportError:  # pragma: no cover - depends on the installed scipy
     _add_product = _add_product_with_scipy
+    _coo_tocsr = _coo_tocsr_with_scipy
 else:
     _add_product = _add_product_in_place
