@@ -9,6 +9,8 @@ here="$(dirname "${BASH_SOURCE[0]}")"
 . "$here/common.sh"
 # shellcheck source=settings.sh
 . "$here/settings.sh"
+# Spans go to the Jaeger `make ops` starts; while none listens, the services drop them quietly.
+export MNEMO_OTLP_ENDPOINT="${MNEMO_OTLP_ENDPOINT:-http://127.0.0.1:4318}"
 
 PYTHON="$MNEMO_ROOT/.venv/bin/python"
 # name:module:port-variable:default-port

@@ -19,8 +19,10 @@ but are exported nowhere.
 from __future__ import annotations
 
 import logging
+import socket
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -41,8 +43,6 @@ from mnemo_telemetry.errors import TelemetryConfigError
 
 INSTRUMENTATION_NAME = "mnemo"
 OTLP_TRACES_PATH = "/v1/traces"
-EXPORT_PAUSE_SECONDS = 30.0
-"""After a failed export (no collector listening), batches are dropped for this long."""
 
 log = logging.getLogger("mnemo_telemetry.tracing")
 
@@ -189,39 +189,57 @@ def _otlp_exporter(url: str) -> SpanExporter:
 
 
 class TolerantExporter(SpanExporter):
-    """An exporter that makes an absent collector cheap and quiet: after a failed export it drops
-    batches for `pause` seconds (no connection attempts, no retries), logs one line when the
-    collector goes away and one when it is back. A service therefore always exports when
-    `MNEMO_OTLP_ENDPOINT` is set, whether or not a collector is running."""
+    """An exporter that makes an absent collector cheap and quiet.
 
-    def __init__(self, inner: SpanExporter, url: str, pause: float = EXPORT_PAUSE_SECONDS) -> None:
+    After a failed export, batches are dropped without an HTTP attempt (the OTLP exporter would
+    retry each one for seconds) until a TCP connection to the collector's port succeeds again,
+    tried at most once per `probe_every` seconds. It logs one line when the collector goes away
+    and one when it is back. So a service can always be given `MNEMO_OTLP_ENDPOINT`: spans reach
+    a collector started later within about a second and a half (the batch delay aside)."""
+
+    def __init__(self, inner: SpanExporter, url: str, probe_every: float = 1.0) -> None:
         self._inner = inner
         self._url = url
-        self._pause = pause
-        self._resume_at = 0.0
-        self._down = False
+        parsed = urllib.parse.urlsplit(url)
+        self._address = (
+            parsed.hostname or "127.0.0.1",
+            parsed.port or (443 if parsed.scheme == "https" else 80),
+        )
+        self._probe_every = probe_every
+        self._next_probe = 0.0
+        self._down = True  # until a connection proves otherwise: no seconds-long first failure
+        self._warned = False
         self.dropped = 0
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        if time.monotonic() < self._resume_at:
+        if self._down and not self._reachable():
             self.dropped += len(spans)
             return SpanExportResult.FAILURE
         result = self._inner.export(spans)
         if result is SpanExportResult.SUCCESS:
             if self._down:
-                log.info("spans exported again to %s", self._url)
-            self._down = False
+                log.info("exporting spans to %s", self._url)
+            self._down, self._warned = False, False
             return result
-        self.dropped += len(spans)
-        self._resume_at = time.monotonic() + self._pause
-        if not self._down:
-            log.warning(
-                "no trace collector answers at %s: spans are dropped, retried every %g s",
-                self._url,
-                self._pause,
-            )
         self._down = True
+        self.dropped += len(spans)
         return result
+
+    def _reachable(self) -> bool:
+        now = time.monotonic()
+        if now < self._next_probe:
+            return False
+        self._next_probe = now + self._probe_every
+        try:
+            socket.create_connection(self._address, timeout=0.25).close()
+        except OSError:
+            if not self._warned:
+                log.warning(
+                    "no trace collector answers at %s: spans are dropped meanwhile", self._url
+                )
+                self._warned = True
+            return False
+        return True
 
     def shutdown(self) -> None:
         self._inner.shutdown()

@@ -21,8 +21,11 @@ from mnemo_events.readiness import broker_reachable, partitions_ready
 from mnemo_events.topics import NAVIGATE_REQUESTED
 from mnemo_store import LoadLimits, Store, TenantTransaction
 from mnemo_store.graph_cache import GraphCache
+from mnemo_telemetry.asgi import HttpMetricsMiddleware, fastapi_telemetry
 from mnemo_telemetry.probes import ReadinessCheck, probe_router
 from mnemo_telemetry.service import ServiceRuntime
+from mnemo_telemetry.sql import trace_queries
+from mnemo_telemetry.tracing import configure_tracing_from
 
 from mnemo_navigator.routes import api_router, install_error_handlers
 from mnemo_navigator.settings import Settings
@@ -45,7 +48,7 @@ class Postgres:
 
     async def open(self) -> None:
         self._pool = await asyncpg.create_pool(
-            self._dsn, min_size=1, max_size=self._size, command_timeout=60
+            self._dsn, min_size=1, max_size=self._size, command_timeout=60, init=trace_queries
         )
         self._store = Store(self._pool)
 
@@ -102,6 +105,7 @@ def create_app(
     """The navigator process. `pinned_scopes` replaces the settings' table with a live mapping
     (tests pin scopes of corpora they declare while the service runs)."""
     settings = settings or Settings()
+    tracing = configure_tracing_from(SERVICE, settings.tracing)
     stopping = asyncio.Event()
     database = Postgres(settings.database_url, settings.pool_size)
     navigator = build_navigator(settings, database, pinned_scopes)
@@ -128,7 +132,9 @@ def create_app(
         title="Mnemo navigator",
         version="1",
         description="Navigate, retrieve and search living knowledge graphs (bearer JWT).",
+        telemetry=fastapi_telemetry(tracing),
     )
+    app.add_middleware(HttpMetricsMiddleware, service=SERVICE)
     app.include_router(probe_router(SERVICE, checks, stopping))
     app.include_router(api_router(navigator, verifier))
     install_error_handlers(app, _UNAVAILABLE)
@@ -143,6 +149,7 @@ def create_app(
         if broker is not None:
             await broker.stop()
         await database.close()
+        tracing.shutdown()
 
     return ServiceRuntime(
         name=SERVICE,

@@ -14,6 +14,7 @@ from mnemo_auth import DEFAULT_AUDIENCE, DEFAULT_ISSUER, DEVELOPMENT_SECRET, Tok
 from mnemo_axon.where import parse_filter
 from mnemo_axon.where.syntax import ParameterRef, StringValue
 from mnemo_events.settings import KafkaSettings
+from mnemo_telemetry.tracing import TracingSettings
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -44,6 +45,8 @@ class Settings(BaseSettings):
     max_edges: int = Field(default=10_000_000, ge=0)
 
     kafka: KafkaSettings = Field(default_factory=KafkaSettings)
+    tracing: TracingSettings = Field(default_factory=TracingSettings)
+    """`MNEMO_OTLP_ENDPOINT`: where spans go (none: made, exported nowhere)."""
     consume_requests: bool = True
     """Serve `mnemo.navigate.requested.v1` (off: HTTP only, no broker needed)."""
 

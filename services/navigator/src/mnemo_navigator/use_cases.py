@@ -56,6 +56,7 @@ from mnemo_navigator.errors import (
     ScopeForbiddenError,
     UnknownCorpusError,
 )
+from mnemo_navigator.observability import observe_graph, traced_navigation, traced_retrieval
 
 PRODUCER = "mnemo.navigator"
 # hit: the cached graph was current; refresh: it was brought up to date from the changed rows;
@@ -297,6 +298,7 @@ class Navigator:
 
     # -- navigate
 
+    @traced_navigation
     async def navigate(
         self,
         caller: Caller,
@@ -314,6 +316,7 @@ class Navigator:
         graph, revision, cache_state, history = await self._graph(
             principal.tenant, corpus, scope, key, digest
         )
+        await observe_graph(graph)
         memory = Memory(
             outcomes=tuple(Outcome(o.path, o.score, o.sequence) for o in history),
             persisted_weights=True,
@@ -419,6 +422,7 @@ class Navigator:
 
     # -- retrieve and search
 
+    @traced_retrieval
     async def retrieve(
         self,
         caller: Caller,
