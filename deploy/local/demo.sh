@@ -85,9 +85,16 @@ edges_of() { # edges_of TENANT FILE [--expect TYPE]
         | "$PYTHON" deploy/demo/classified_edges.py --titles "$2" "${@:3}"
 }
 edges_there() { edges_of "$@" >/dev/null; }
-wait_until 60 "the classifier's supersede edge for acme" edges_there "$ACME" "$data/acme.jsonl" --expect supersede
-wait_until 60 "the classifier's contradict edge for acme" edges_there "$ACME" "$data/acme.jsonl" --expect contradict
-wait_until 60 "the classifier's supersede edge for solo" edges_there "$SOLO" "$data/solo.jsonl" --expect supersede
+# The classifier works behind ingest: wait (bounded) for the edges the story memories must get. If
+# it is behind (a backlog on its topic), say so and go on: the rest of the demo does not need them.
+if ! { wait_for 60 "edges" edges_there "$ACME" "$data/acme.jsonl" --expect supersede \
+    && wait_for 30 "edges" edges_there "$ACME" "$data/acme.jsonl" --expect contradict \
+    && wait_for 30 "edges" edges_there "$SOLO" "$data/solo.jsonl" --expect supersede; }; then
+    printf 'demo: warning: the edge classifier has not classified these memories within 60 s; it is behind
+' >&2
+    printf '      (its consumer lag: `make ops`, or .local/logs/edge-classifier.log); their edges will come
+' >&2
+fi
 printf '$ mnemo audit tail --tenant acme-%s --after-seq 0 --no-follow --json | python deploy/demo/classified_edges.py …\n' "$run"
 edges_of "$ACME" "$data/acme.jsonl"
 printf '$ mnemo audit tail --tenant solo-%s --after-seq 0 --no-follow --json | python deploy/demo/classified_edges.py …\n' "$run"
