@@ -229,13 +229,35 @@ class _JsonNumber(str):
     __slots__ = ()
 
 
+# Decoders built once (json.loads with keyword arguments builds one per call). The fast one leaves
+# integers to the C parser: one too long for int() raises ValueError and takes the full check, and
+# one int() takes (at most 4300 digits) is far inside jsonb's range.
+_FULL_DECODER = json.JSONDecoder(
+    parse_constant=_reject_constant, parse_int=_json_number, parse_float=_json_number
+)
+_FAST_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_json_number)
+
+
 def _json_text(text: str) -> str:
     _require_storable_text(text)
+    if "\\u" not in text:  # no escape, so no NUL or lone surrogate the raw text check missed
+        try:
+            _FAST_DECODER.decode(text)
+        except json.JSONDecodeError as error:
+            raise ValueConversionError(
+                f"not valid JSON: {error.msg} at offset {error.pos}"
+            ) from None
+        except RecursionError:
+            raise ValueConversionError("JSON nested too deeply") from None
+        except ValueConversionError:
+            raise
+        except ValueError:
+            pass  # an integer too long for int(): checked digit by digit below
+        else:
+            return text
     try:
         # Numbers stay text: their values do not matter here, and int() of a huge literal raises.
-        parsed = json.loads(
-            text, parse_constant=_reject_constant, parse_int=_json_number, parse_float=_json_number
-        )
+        parsed = _FULL_DECODER.decode(text)
     except json.JSONDecodeError as error:
         raise ValueConversionError(f"not valid JSON: {error.msg} at offset {error.pos}") from None
     except RecursionError:

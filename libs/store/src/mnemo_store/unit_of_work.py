@@ -30,7 +30,7 @@ from mnemo_store.loading import CopyFormat, CopyQuery, GraphArrays, LoadLimits, 
 from mnemo_store.outcomes import StoredOutcome
 from mnemo_store.reinforcement import SCOPE_FIRST_PARAM, EdgeDelta, batch, reinforcement_sql
 from mnemo_store.retrieval import FoundDocument
-from mnemo_store.row_values import check_payload, column_value
+from mnemo_store.row_values import check_payload, column_array
 from mnemo_store.scope import Scope, render_scope
 from mnemo_store.store_corpus import StoreCorpus
 
@@ -325,6 +325,43 @@ class TenantTransaction:
         )
         return [CandidateDocument(r["axon_id"], r["axon_title"], r["axon_body"]) for r in rows]
 
+    async def neighbourhood(
+        self,
+        corpus: StoreCorpus,
+        document_id: str,
+        *,
+        keys: Sequence[str],
+        names: Sequence[str],
+        max_holders: int,
+        cited: Sequence[str],
+        titles: Sequence[str],
+        limit: int,
+        scope: Scope | None = None,
+    ) -> tuple[list[CandidateDocument], dict[str, int]]:
+        """The edge classifier's read, in one statement (`candidates.neighbourhood_sql`): how many
+        documents in `scope` hold each of `keys`, and the candidates: documents whose title key is
+        one of `titles`, or that hold one of `cited`, or one of `names` held by at most
+        `max_holders` documents; id order, at most `limit`, the document itself excluded."""
+        rendered = render_scope(scope or Scope(), corpus, 8)
+        rows = await self._open().fetch(
+            candidates.neighbourhood_sql(corpus, rendered.sql),
+            list(keys),
+            list(names),
+            max_holders,
+            list(cited),
+            list(titles),
+            document_id,
+            max(0, limit),
+            *rendered.params,
+        )
+        found = [
+            CandidateDocument(r["axon_id"], r["axon_title"], r["axon_body"])
+            for r in rows
+            if r["axon_kind"] == "doc"
+        ]
+        counts = {r["axon_id"]: int(r["axon_count"]) for r in rows if r["axon_kind"] == "key"}
+        return found, counts
+
     async def ranked_candidates(
         self,
         corpus: StoreCorpus,
@@ -462,15 +499,16 @@ class TenantTransaction:
                     f"{', '.join(c.name for c in store.columns)}"
                 )
             columns.append(column)
-        arrays: list[list[object]] = [[] for _ in names]
         for number, row in enumerate(rows):
-            if list(row) != names:
+            if row.keys() != rows[0].keys():
                 raise UnknownColumnError(
                     f"row {number} names columns {sorted(row)}, row 0 names {sorted(names)}: "
                     "every row of one insert must name the same columns"
                 )
-            for array, column in zip(arrays, columns, strict=True):
-                array.append(column_value(store.name, number, column, row[column.name]))
+        arrays = [
+            column_array(store.name, column, [row[column.name] for row in rows])
+            for column in columns
+        ]
         unnest = ", ".join(
             f"${index + 2}::{column.type.postgres}[]" for index, column in enumerate(columns)
         )
