@@ -74,34 +74,78 @@ def candidates_sql(corpus: StoreCorpus, scope_sql: str) -> str:
 
 def linked_candidates_sql(corpus: StoreCorpus, scope_sql: str) -> str:
     """`$1` title keys (text[]), `$2` tsquery text of the phrases ('' for none), `$3` the new
-    document's id, `$4` limit, the scope from `$5`. Id order (byte order), at most `$4`."""
+    document's id, `$4` limit, the scope from `$5`. Id order (byte order), at most `$4`.
+
+    Each document's tsvector and title key are computed once (a materialized scan of the tenant's
+    rows in scope: under row-level security `@@` is not leakproof, so the GIN index cannot serve
+    it), then both tests run against them."""
     vector = fulltext_expression(corpus.title_column, corpus.body_column)
     body = f"{quote(corpus.body_column)}::text" if corpus.body_column else "NULL::text"
-    table = store_table(corpus.documents.name)
     ident = f"{quote(corpus.id_column)}::text"
-    select = (
-        f"SELECT {ident} AS axon_id, coalesce({quote(corpus.title_column)}::text, '')"
-        f" AS axon_title, {body} AS axon_body FROM {table}"
-        f" WHERE {quote(TENANT_COLUMN)} = {_TENANT} AND {ident} <> $3 AND {scope_sql}"
-    )
-    titles = f"{select} AND {title_key_sql(quote(corpus.title_column))} = ANY($1::text[])"
-    holders = (
-        f"{select} AND $2 <> '' AND {vector} @@ to_tsquery('{FULLTEXT_CONFIG}'::regconfig, $2)"
-    )
     return (
-        f"SELECT * FROM (({titles}) UNION ({holders})) AS found"
+        f"WITH docs AS MATERIALIZED (SELECT {ident} AS axon_id,"
+        f" coalesce({quote(corpus.title_column)}::text, '') AS axon_title, {body} AS axon_body,"
+        f" {title_key_sql(quote(corpus.title_column))} AS axon_title_key, {vector} AS axon_vector"
+        f" FROM {store_table(corpus.documents.name)}"
+        f" WHERE {quote(TENANT_COLUMN)} = {_TENANT} AND {ident} <> $3 AND {scope_sql})"
+        " SELECT axon_id, axon_title, axon_body FROM docs"
+        " WHERE axon_title_key = ANY($1::text[])"
+        f" OR ($2 <> '' AND axon_vector @@ to_tsquery('{FULLTEXT_CONFIG}'::regconfig, $2))"
         ' ORDER BY axon_id COLLATE "C" LIMIT $4'
     )
 
 
 def key_frequencies_sql(corpus: StoreCorpus, scope_sql: str) -> str:
-    """`$1` the keys (text[]), the scope from `$2`: one row (key, documents) per key."""
+    """`$1` the keys (text[]), the scope from `$2`: one row (key, documents) per key. Each
+    document's tsvector is computed once, then matched against every key's phrase query."""
     vector = fulltext_expression(corpus.title_column, corpus.body_column)
     return (
-        "SELECT k.key AS axon_key, (SELECT count(*) FROM"
-        f" {store_table(corpus.documents.name)} WHERE {quote(TENANT_COLUMN)} = {_TENANT}"
-        f" AND {vector} @@ phraseto_tsquery('{FULLTEXT_CONFIG}'::regconfig, k.key)"
-        f" AND {scope_sql}) AS axon_count FROM unnest($1::text[]) AS k(key)"
+        f"WITH docs AS MATERIALIZED (SELECT {vector} AS axon_vector"
+        f" FROM {store_table(corpus.documents.name)}"
+        f" WHERE {quote(TENANT_COLUMN)} = {_TENANT} AND {scope_sql})"
+        " SELECT k.key AS axon_key, (SELECT count(*) FROM docs WHERE docs.axon_vector @@"
+        f" phraseto_tsquery('{FULLTEXT_CONFIG}'::regconfig, k.key)) AS axon_count"
+        " FROM unnest($1::text[]) AS k(key)"
+    )
+
+
+def neighbourhood_sql(corpus: StoreCorpus, scope_sql: str) -> str:
+    """The classifier's one read per new document: key frequencies and candidates together.
+
+    `$1` keys whose frequency is wanted (text[]), `$2` names among them (text[]), `$3` the most
+    holders a name may have and still be evidence, `$4` phrases whose holders are always
+    candidates (text[]), `$5` title keys (text[]), `$6` the new document's id, `$7` limit; the
+    scope from `$8`. Rows: `('key', key, NULL, NULL, count)` for each key, then
+    `('doc', id, title, body, NULL)` for each candidate, in id order (byte order).
+
+    Under row-level security `@@` is not leakproof, so the GIN index cannot serve it and each
+    query scans the tenant's rows in scope: here every row's tsvector and title key are computed
+    once (a materialized scan) and every test runs against them."""
+    vector = fulltext_expression(corpus.title_column, corpus.body_column)
+    body = f"{quote(corpus.body_column)}::text" if corpus.body_column else "NULL::text"
+    ident = f"{quote(corpus.id_column)}::text"
+    config = f"'{FULLTEXT_CONFIG}'::regconfig"
+    return (
+        f"WITH docs AS MATERIALIZED (SELECT {ident} AS axon_id,"
+        f" coalesce({quote(corpus.title_column)}::text, '') AS axon_title, {body} AS axon_body,"
+        f" {title_key_sql(quote(corpus.title_column))} AS axon_title_key, {vector} AS axon_vector"
+        f" FROM {store_table(corpus.documents.name)}"
+        f" WHERE {quote(TENANT_COLUMN)} = {_TENANT} AND {scope_sql}),"
+        " keys AS MATERIALIZED (SELECT k.key AS axon_key,"
+        f" phraseto_tsquery({config}, k.key) AS axon_query,"
+        " (SELECT count(*) FROM docs"
+        f" WHERE docs.axon_vector @@ phraseto_tsquery({config}, k.key)) AS axon_count"
+        " FROM unnest($1::text[]) AS k(key)),"
+        " wanted AS (SELECT axon_query FROM keys"
+        " WHERE axon_key = ANY($2::text[]) AND axon_count <= $3"
+        f" UNION ALL SELECT phraseto_tsquery({config}, c.phrase)"
+        " FROM unnest($4::text[]) AS c(phrase))"
+        " SELECT 'key' AS axon_kind, axon_key AS axon_id, NULL::text AS axon_title,"
+        " NULL::text AS axon_body, axon_count FROM keys"
+        " UNION ALL (SELECT 'doc', axon_id, axon_title, axon_body, NULL FROM docs"
+        " WHERE axon_id <> $6 AND (axon_title_key = ANY($5::text[])"
+        " OR EXISTS (SELECT 1 FROM wanted WHERE docs.axon_vector @@ wanted.axon_query))"
+        ' ORDER BY axon_id COLLATE "C" LIMIT $7)'
     )
 
 

@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Sequence
 
 import asyncpg
-from mnemo_mdn.edge_classification import CandidateQuery, ClassifierOptions, Rarity
+from mnemo_mdn.edge_classification import CandidateQuery, ClassifierOptions
 from mnemo_store import Scope, Store, StoreCorpus
 from mnemo_store.errors import StoreError
 
@@ -72,10 +72,16 @@ class StoreCandidates:
     ) -> Neighbourhood:
         try:
             async with self._store.tenant(tenant, read_only=True) as tx:
-                frequencies = await tx.key_frequencies(corpus, keys, scope)
-                phrases = [*query.cited, *query.rare_names(Rarity(frequencies), self._options)]
-                candidates = await tx.linked_candidates(
-                    corpus, document_id, query.titles, phrases, self._limit, scope
+                candidates, frequencies = await tx.neighbourhood(
+                    corpus,
+                    document_id,
+                    keys=keys,
+                    names=query.names,
+                    max_holders=self._options.max_links + 1,
+                    cited=query.cited,
+                    titles=query.titles,
+                    limit=self._limit,
+                    scope=scope,
                 )
         except (asyncpg.UndefinedTableError, asyncpg.UndefinedColumnError) as error:
             # Retrying cannot bring a dropped table back: refuse now, not after every attempt.
