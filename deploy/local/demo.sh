@@ -138,7 +138,7 @@ rows="$(mnemo audit tail --tenant "$ACME" --after-seq 0 --no-follow)"
 printf '$ mnemo audit tail --tenant acme-%s --after-seq 0 --no-follow    # %s rows; the queries:\n' "$run" "$(wc -l <<<"$rows")"
 grep ':query ' <<<"$rows"
 printf '… and the first writes of the edge classifier:\n'
-grep 'MemoryEdges' <<<"$rows" | head -n 2
+awk '/MemoryEdges/ && shown++ < 2' <<<"$rows"
 show audit verify --tenant "acme-$run"
 show audit verify --tenant "solo-$run"
 
