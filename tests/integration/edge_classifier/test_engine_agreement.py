@@ -85,12 +85,15 @@ async def stored(
         "mnemo_owner:mnemo_owner", "mnemo_classifier:mnemo_classifier"
     )
     try:
-        async with await Store.connect(app_dsn, max_size=2) as app:
+        app = await Store.connect(app_dsn, max_size=2)
+        try:
             async with app.tenant(tenant) as tx:
                 await tx.insert_rows(
                     corpus.documents,
                     [{"id": d.id, "title": d.title, "body": d.body} for d in documents],
                 )
+        finally:
+            await app.close()
         async with await Store.connect(classifier_dsn, max_size=2) as reader:
             yield corpus, tenant, documents, reader
     finally:

@@ -182,3 +182,35 @@ async def test_the_title_key_in_sql_is_the_classifiers_title_key(
     async with classifier_store.tenant(tenant, read_only=True) as tx:
         found = await tx.linked_candidates(corpus, "n", sorted(expected), [], 100)
     assert sorted(d.title for d in found) == sorted(titles)
+
+
+async def test_the_neighbourhood_read_counts_keys_and_keeps_only_rare_names_within_the_scope(
+    store: Store, classifier_store: Store, declare: Any, new_tenant: Any
+) -> None:
+    corpus = (await declare()).corpus
+    tenant, client = await new_tenant(), uuid.uuid4()
+    common = [
+        {"id": uuid.uuid4(), "tenant_id": client, "title": f"Town {k}", "body": "In Brazil."}
+        for k in range(4)
+    ]
+    poet = {"id": uuid.uuid4(), "tenant_id": client, "title": "Hilda Hilst", "body": "Poet."}
+    city = {"id": uuid.uuid4(), "tenant_id": client, "title": "Jaú", "body": "Hilda Hilst, Jaú."}
+    stranger = {"id": uuid.uuid4(), "tenant_id": uuid.uuid4(), "title": "Jaú", "body": "Jaú."}
+    async with store.tenant(tenant) as tx:
+        await tx.insert_rows(corpus.documents, [*common, poet, city, stranger])
+    new_id = str(uuid.uuid4())
+    async with classifier_store.tenant(tenant, read_only=True) as tx:
+        found, counts = await tx.neighbourhood(
+            corpus,
+            new_id,
+            keys=["brazil", "hilda hilst", "') | !x & ("],
+            names=["brazil", "hilda hilst", "') | !x & ("],
+            max_holders=3,
+            cited=["nobody cites this"],
+            titles=["jaú"],
+            limit=100,
+            scope=_scope(client),
+        )
+    assert counts == {"brazil": 4, "hilda hilst": 2, "') | !x & (": 0}
+    # `brazil` is held by 4 > 3 documents: too common to make its holders candidates.
+    assert sorted(d.id for d in found) == sorted(str(r["id"]) for r in (poet, city))
