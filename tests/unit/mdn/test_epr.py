@@ -294,3 +294,26 @@ def test_the_public_scipy_path_gives_the_same_epr_as_the_compiled_kernels(
         kernels.iterations_minus,
     )
     assert public.epr == pytest.approx(kernels.epr, abs=1e-15)
+
+
+@pytest.mark.parametrize("rows_per_step", [1, 7, 64])
+def test_passes_taken_in_steps_of_rows_equal_whole_passes(
+    monkeypatch: pytest.MonkeyPatch, rows_per_step: int
+) -> None:
+    rng = np.random.default_rng(9)
+    n, m = 400, 2_500
+    ids = [f"d{k:04d}" for k in range(n)]
+    arrays = {
+        "edge_source": rng.integers(0, n, m),
+        "edge_target": (rng.pareto(1.3, m) * 20).astype(np.int64) % n,
+        "edge_type": rng.choice([0, 2, 3, 4, 7], m),
+        "edge_weight": rng.uniform(0.05, 1.0, m),
+    }
+    whole = epr(CorpusGraph.from_arrays(ids, ids, **arrays))
+    monkeypatch.setattr(signed_pagerank, "_ROWS_PER_STEP", rows_per_step)
+    stepped = epr(CorpusGraph.from_arrays(ids, ids, **arrays))
+    assert (stepped.iterations, stepped.iterations_minus) == (
+        whole.iterations,
+        whole.iterations_minus,
+    )
+    assert stepped.epr == pytest.approx(whole.epr, abs=1e-15)

@@ -38,6 +38,8 @@ _MAX_BLOCKS: Final = 4
 _DEGREE_BUCKETS: Final = 255
 # How many vector updates one matrix entry costs, when splitting a pass into blocks of equal work.
 _ENTRY_COST: Final = 3.0
+# Rows a pass handles at a time: its vectors' slices (several arrays of 512 KB) stay in cache.
+_ROWS_PER_STEP: Final = 65_536
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -345,33 +347,46 @@ def _advance(
     share: float,
     tail_shift: float,
 ) -> float:
-    """Write one block of the next head; return its part of `Σ|next − x|`."""
-    start, stop = block.start, block.stop
-    segment = following[start:stop]
-    np.multiply(channel.from_tail_unit[start:stop], tail_shift, out=segment)
-    segment += base[start:stop]
-    segment += share
-    _add_product(block.matrix, x, segment)
-    gap = difference[start:stop]
-    np.subtract(segment, x[start:stop], out=gap)
-    np.abs(gap, out=gap)
-    return float(gap.sum())
+    """Write one block of the next head; return its part of `Σ|next − x|`.
+
+    The block goes in steps of `_ROWS_PER_STEP` rows: the vector operations around each step's
+    product then run over arrays that are still in the core's cache.
+    """
+    total = 0.0
+    for first in range(block.start, block.stop, _ROWS_PER_STEP):
+        last = min(first + _ROWS_PER_STEP, block.stop)
+        segment = following[first:last]
+        np.multiply(channel.from_tail_unit[first:last], tail_shift, out=segment)
+        segment += base[first:last]
+        segment += share
+        _add_product(block.matrix, first - block.start, x, segment)
+        gap = difference[first:last]
+        np.subtract(segment, x[first:last], out=gap)
+        np.abs(gap, out=gap)
+        total += float(gap.sum())
+    return total
 
 
-def _add_product_with_scipy(matrix: sp.csr_matrix, x: FloatArray, out: FloatArray) -> None:
-    """`out += matrix @ x` through the public operator (allocates the product)."""
-    out += matrix @ x
+def _add_product_with_scipy(
+    matrix: sp.csr_matrix, first_row: int, x: FloatArray, out: FloatArray
+) -> None:
+    """`out += rows [first_row, first_row + len(out)) of matrix @ x`, through the public classes."""
+    out += matrix[first_row : first_row + len(out)] @ x
 
 
-def _add_product_in_place(matrix: sp.csr_matrix, x: FloatArray, out: FloatArray) -> None:
-    """`out += matrix @ x` with no allocation: scipy's CSR kernel adds each row's products to `out`.
+def _add_product_in_place(
+    matrix: sp.csr_matrix, first_row: int, x: FloatArray, out: FloatArray
+) -> None:
+    """The same with no allocation: scipy's CSR kernel adds each row's products to `out`.
 
     The public `matrix @ x` allocates a zeroed result every pass; at a million documents that is
-    fresh pages the kernel must fault in, about a third of the pass (bench/README.md). The kernel
-    sums the same products in the same row order, starting from `out` instead of from zero.
+    fresh pages the kernel must fault in, about a fifth of the pass (bench/README.md). The kernel
+    sums the same products in the same row order, starting from `out` instead of from zero; a
+    slice of the row pointers selects the rows (they index the whole entry arrays).
     """
-    rows, columns = matrix.shape
-    _csr_matvec(rows, columns, matrix.indptr, matrix.indices, matrix.data, x, out)
+    rows = len(out)
+    pointers = matrix.indptr[first_row : first_row + rows + 1]
+    _csr_matvec(rows, matrix.shape[1], pointers, matrix.indices, matrix.data, x, out)
 
 
 def _coo_tocsr_with_scipy(
