@@ -73,10 +73,11 @@ lint: install ## ruff check, ruff format --check, import-linter contracts
 typecheck: install ## mypy --strict over every package
 	$(RUN) mypy libs/*/src services/*/src cli/src
 
-test: up ## start what the tests need, then run every tier (unit, integration, e2e)
+test: up ops ## start what the tests need (stack, services, Jaeger, Prometheus), then every tier (unit, integration, e2e, ops)
 	$(PYTEST) -m unit -q
 	$(PYTEST) -m integration -q
 	$(PYTEST) -m e2e -q
+	$(PYTEST) -m ops -q
 
 helm-check: install ## helm lint, render (default + production-like values), validate offline, promtool rule tests
 	@bash deploy/local/helm-check.sh

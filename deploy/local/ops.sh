@@ -91,7 +91,7 @@ ensure_prometheus() {
 }
 
 write_prometheus_config() {
-    mkdir -p "$PROM_HOME/data"
+    mkdir -p "$PROM_HOME/data" "$PROM_HOME/targets"
     cat >"$PROM_CONFIG" <<CONF
 # Written by deploy/local/ops.sh: the local services on loopback, Mnemo's alert rules.
 # The container and Kubernetes equivalents are deploy/prometheus/prometheus.yml and the Helm chart.
@@ -111,6 +111,11 @@ scrape_configs:
         labels: {mnemo_service: edge-classifier}
       - targets: ["127.0.0.1:$AUDIT_PORT"]
         labels: {mnemo_service: audit}
+  # Service processes a test starts on ports of its own register here (one JSON file each).
+  - job_name: mnemo-tests
+    file_sd_configs:
+      - files: ["$PROM_HOME/targets/*.json"]
+        refresh_interval: 5s
   - job_name: prometheus
     static_configs:
       - targets: ["127.0.0.1:$PROM_PORT"]
