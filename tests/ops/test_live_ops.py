@@ -2,8 +2,7 @@
 with its attributes, and the local Prometheus has loaded every alert rule and evaluates every
 dashboard and alert expression without error. Run with `make ops-test` (it starts `make ops`).
 
-The end-to-end traces (persist → ingest → classifier → ingest; navigate → audit) and "every
-expression returns data" join these once the services export spans and metrics.
+The end-to-end traces and "every expression returns data" are in test_live_pipeline.py.
 """
 
 from __future__ import annotations
