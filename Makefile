@@ -82,7 +82,10 @@ test: up ops ## start what the tests need (stack, services, Jaeger, Prometheus),
 helm-check: install ## helm lint, render (default + production-like values), validate offline, promtool rule tests
 	@bash deploy/local/helm-check.sh
 
-check: helm-check lint typecheck test ## lint + typecheck + test (what CI runs)
+test-chaos: up ## fault injection (tests marked chaos): kills, SIGTERM, poison, Kafka and Postgres restarts on a private stack; run alone, after the other tiers
+	$(PYTEST) -m chaos -q
+
+check: helm-check lint typecheck test test-chaos ## lint + typecheck + test + test-chaos (what CI runs)
 
 run: up ## bring up the stack and show what it can do so far
 	@bash deploy/local/demo.sh
@@ -90,4 +93,4 @@ run: up ## bring up the stack and show what it can do so far
 bench: up ## run the benchmarks under bench/ (prints tables, writes bench/results/*.json)
 	@for b in bench/*_bench.py; do echo "== $$b"; $(RUN) python $$b || exit 1; done
 
-.PHONY: ops ops-test helm-check
+.PHONY: ops ops-test helm-check test-chaos

@@ -1,4 +1,5 @@
-"""Test tiers (a test's folder gives its marker: unit, integration, e2e) and the hypothesis profile."""
+"""Test tiers (a test's folder gives its marker: unit, integration, e2e, chaos) and the hypothesis
+profile."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ settings.register_profile(
 )
 settings.load_profile("mnemo")
 
-_TIERS = ("unit", "integration", "e2e")
+_TIERS = ("unit", "integration", "e2e", "chaos")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -44,6 +44,8 @@ TRANSIENT = (
     asyncpg.PostgresConnectionError,
     asyncpg.InterfaceError,
     asyncpg.CannotConnectNowError,
+    # The server shutting down or restarting (AdminShutdownError and its kin): an outage too.
+    asyncpg.OperatorInterventionError,
     asyncpg.DeadlockDetectedError,
     asyncpg.SerializationError,
 )

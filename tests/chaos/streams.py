@@ -1,0 +1,136 @@
+"""Streams of persist events for the chaos tests, and the exactly-once check after them."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from mnemo_events import Envelope, PersistRow
+
+from tests.chaos.conftest import World, doc
+
+
+def word(n: int) -> str:
+    """A made-up capitalised word per n (distinct titles the classifier can find in a body)."""
+    letters = ""
+    n += 26 * 26
+    while n:
+        n, r = divmod(n, 26)
+        letters = "bcdfghjklmnpqrstvwxzaeiouy"[r] + letters
+    return letters.capitalize()
+
+
+@dataclass
+class Stream:
+    """Events for the world's first tenant in a few end-client scopes: `documents` documents,
+    each followed by `links` edges to the documents before it in its scope (events = documents
+    × (1 + links)). Each body mentions the title of the document before it in its scope, which the
+    classifier cites; titles are made-up words of their own, so candidates stay few."""
+
+    world: World
+    documents: int
+    links: int = 4
+    subs: list[uuid.UUID] = field(default_factory=lambda: [uuid.uuid4() for _ in range(2)])
+    records: list[tuple[bytes, bytes]] = field(default_factory=list)
+    edge_records: int = 0
+
+    def __post_init__(self) -> None:
+        tenant = self.world.tenants[0]
+        earlier: dict[uuid.UUID, list[tuple[str, str]]] = {sub: [] for sub in self.subs}
+        for n in range(self.documents):
+            sub = self.subs[n % len(self.subs)]
+            title = word(n)
+            before = earlier[sub]
+            body = f"Field note {n}, written after {before[-1][1]}." if before else title
+            values = doc(sub, title, body)
+            self.records.append(self.world.record(tenant, self.world.docs, values))
+            for _, (target, _title) in zip(range(self.links), reversed(before), strict=False):
+                edge = {
+                    "from_id": values["id"],
+                    "to_id": target,
+                    "etype": "elaborate",
+                    "weight": 0.5,
+                    "tenant_id": str(sub),
+                }
+                self.records.append(self.world.record(tenant, self.world.edges, edge))
+                self.edge_records += 1
+            before.append((values["id"], title))
+
+    @property
+    def count(self) -> int:
+        return self.documents
+
+    async def landed(self) -> int:
+        return await self.world.count(self.world.tenants[0])
+
+    async def edges(self) -> int:
+        return await self.world.count(self.world.tenants[0], store=self.world.edges)
+
+    async def cites(self) -> int:
+        """The classifier's edges so far."""
+        return await self.world.count(self.world.tenants[0], "etype = 'cite'", self.world.edges)
+
+    async def all_landed(self) -> bool:
+        return await self.landed() >= self.count and await self.edges() >= self.edge_records
+
+
+async def assert_exactly_once(stream: Stream, *, classified: bool) -> dict[str, int]:
+    """Every document of the stream is a row exactly once; with the classifier, every distinct
+    edge command it published is a row exactly once too (a redelivered document yields the same
+    edge event ids, which the inbox deduplicates)."""
+    world = stream.world
+    tenant = world.tenants[0]
+    assert await stream.landed() == stream.count
+    envelopes = [_envelope(v) for _, v in stream.records]
+    ids = [e.data.values["id"] for e in envelopes if e.data.store == world.docs]
+    distinct = await world.scalar(
+        tenant,
+        f"SELECT count(DISTINCT id) FROM {_table(world.docs)} WHERE id = ANY('{{{','.join(ids)}}}'::uuid[])",
+    )
+    assert distinct == stream.count
+    result = {"documents": stream.count, "document_rows": int(distinct)}
+    if not classified:
+        assert await stream.edges() == stream.edge_records
+    else:
+        # the stream's own edges, and each document's citation of its predecessor
+        minimum = stream.edge_records + stream.count - len(stream.subs)
+        await _settled(stream, minimum)
+        commands = await world.read(world.topic("persist"), 10**9, wait=20, idle=3)
+        edge_events = {
+            e.event_id
+            for e in (_envelope(r.value) for r in commands)
+            if e.data.store == world.edges
+        }
+        result["edge_events"] = len(edge_events)
+        result["edge_rows"] = await stream.edges()
+        assert result["edge_rows"] == len(edge_events), result
+        assert len(edge_events) >= minimum, result
+    return result
+
+
+async def _settled(stream: Stream, minimum: int, quiet: float = 4, wait: float = 120) -> None:
+    """Wait until the edge rows reach `minimum` and then stop changing for `quiet` seconds (the
+    classifier and ingest have caught up)."""
+    deadline = time.monotonic() + wait
+    last, since = -1, time.monotonic()
+    while time.monotonic() < deadline:
+        now = await stream.edges()
+        if now != last:
+            last, since = now, time.monotonic()
+        elif now >= minimum and time.monotonic() - since >= quiet:
+            return
+        await asyncio.sleep(0.5)
+    raise AssertionError(f"edges never settled: {last} rows, at least {minimum} expected")
+
+
+def _envelope(value: bytes) -> Any:
+    return Envelope[PersistRow].model_validate_json(value)
+
+
+def _table(store: str) -> str:
+    from mnemo_store.identifiers import store_table
+
+    return store_table(store)

@@ -1,0 +1,157 @@
+"""Consumers killed and stopped mid-stream, and poison mixed into a stream, on the shared stack
+with service processes of the test's own."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+from mnemo_events.dead_letters import REASON
+
+from tests.chaos.conftest import World, doc
+from tests.chaos.streams import Stream, assert_exactly_once
+
+pytestmark = pytest.mark.timeout(420)
+
+
+async def test_sigkill_ingest_then_the_classifier_mid_stream_of_ten_thousand_loses_and_duplicates_nothing(
+    world: World,
+) -> None:
+    ingest, classifier = world.ingest(), world.classifier()
+    ingest.start()
+    classifier.start()
+    await ingest.ready()
+    await classifier.ready()
+    stream = Stream(world, 2_000)  # and 7,990 edges: 9,990 events
+    await world.produce(stream.records)
+
+    async def some_rows() -> bool:
+        return await stream.landed() >= 400
+
+    await world.until(some_rows, wait=120, every=0.05)
+    ingest.kill()
+    assert await stream.landed() < stream.count, "too late: everything landed before the kill"
+    ingest.start()
+    await ingest.ready()
+
+    async def some_edges() -> bool:
+        return await stream.cites() >= 600
+
+    await world.until(some_edges, wait=180, every=0.1)
+    classifier.kill()
+    classifier.start()
+    await classifier.ready()
+
+    await world.until(stream.all_landed, wait=180)
+    print(await assert_exactly_once(stream, classified=True))
+
+
+async def test_sigterm_under_load_drains_and_exits_0_within_10_seconds_losing_nothing(
+    world: World,
+) -> None:
+    ingest, classifier = world.ingest(), world.classifier()
+    ingest.start()
+    classifier.start()
+    await ingest.ready()
+    await classifier.ready()
+    stream = Stream(world, 1_200)  # and 4,790 edges
+    await world.produce(stream.records)
+
+    async def some_rows() -> bool:
+        return await stream.landed() >= 250
+
+    await world.until(some_rows, wait=120, every=0.05)
+    code, seconds = ingest.terminate()
+    assert (code, seconds < 10) == (0, True), (code, seconds, ingest.tail())
+    ingest.start()
+    await ingest.ready()
+
+    async def some_edges() -> bool:
+        return await stream.cites() >= 300
+
+    await world.until(some_edges, wait=180, every=0.1)
+    code, seconds = classifier.terminate()
+    assert (code, seconds < 10) == (0, True), (code, seconds, classifier.tail())
+    classifier.start()
+    await classifier.ready()
+
+    await world.until(stream.all_landed, wait=180)
+    print(await assert_exactly_once(stream, classified=True))
+
+
+POISON = [
+    ("malformed", "invalid envelope"),
+    ("unknown store", "unknown store"),
+    ("wrong type", "tenant_id"),
+    ("weight 1.5", "weight"),
+    ("type hugs", "hugs"),
+    ("unknown tenant", "unknown tenant"),
+    ("key mismatch", "key mismatch"),
+    ("NUL byte", "NUL"),
+]
+
+
+def poison(world: World, n: int) -> tuple[bytes, bytes]:
+    tenant, sub = world.tenants[1], uuid.uuid4()
+    kind = POISON[n % len(POISON)][0]
+    a, b = str(uuid.uuid4()), str(uuid.uuid4())
+    edge = {"from_id": a, "to_id": b, "etype": "cite", "weight": 0.5, "tenant_id": str(sub)}
+    if kind == "malformed":
+        return str(tenant).encode(), b'{"event_id": "not json'
+    if kind == "unknown store":
+        return world.record(tenant, "NoSuchStore", doc(sub, "x"))
+    if kind == "wrong type":
+        return world.record(tenant, world.docs, {**doc(sub, "x"), "tenant_id": "not-a-uuid"})
+    if kind == "weight 1.5":
+        return world.record(tenant, world.edges, {**edge, "weight": 1.5})
+    if kind == "type hugs":
+        return world.record(tenant, world.edges, {**edge, "etype": "hugs"})
+    if kind == "unknown tenant":
+        return world.record(uuid.uuid4(), world.docs, doc(sub, "x"))
+    if kind == "key mismatch":
+        _, value = world.record(tenant, world.docs, doc(sub, "x"))
+        return str(world.tenants[0]).encode(), value
+    return world.record(tenant, world.docs, doc(sub, "nul \x00 inside"))
+
+
+async def test_five_percent_poison_is_dead_lettered_with_reasons_and_the_rest_keeps_its_pace(
+    world: World,
+) -> None:
+    ingest = world.ingest()
+    ingest.start()
+    await ingest.ready()
+    tenant = world.tenants[0]
+    rates: dict[str, list[float]] = {"clean": [], "poisoned": []}
+    poisoned_total = 0
+    for round_ in range(2):
+        for mode in ("clean", "poisoned"):
+            sub = uuid.uuid4()
+            valid = [
+                world.record(tenant, world.docs, doc(sub, f"pace {round_} {n}"))
+                for n in range(6_000)
+            ]
+            records = list(valid)
+            if mode == "poisoned":
+                bad = [poison(world, poisoned_total + n) for n in range(len(valid) * 5 // 95)]
+                poisoned_total += len(bad)
+                for n, record in enumerate(bad):
+                    records.insert(n * 20 + 10, record)
+            started = time.monotonic()
+            await world.produce(records)
+
+            async def landed(sub: uuid.UUID = sub, expected: int = len(valid)) -> bool:
+                return await world.count(tenant, f"tenant_id = '{sub}'") >= expected
+
+            await world.until(landed, wait=180, every=0.05)
+            rates[mode].append(len(valid) / (time.monotonic() - started))
+            assert await world.count(tenant, f"tenant_id = '{sub}'") == len(valid)
+    letters = await world.read(world.topic("persist") + ".dlt", poisoned_total, wait=60)
+    assert len(letters) == poisoned_total
+    reasons = [dict(r.headers)[REASON].decode() for r in letters]
+    for kind, words in POISON:
+        expected = sum(1 for n in range(poisoned_total) if POISON[n % len(POISON)][0] == kind)
+        assert sum(words in reason for reason in reasons) >= expected, (kind, set(reasons))
+    clean, poisoned = max(rates["clean"]), max(rates["poisoned"])
+    print({"clean_rows_per_second": clean, "poisoned_rows_per_second": poisoned})
+    assert poisoned >= 0.8 * clean, rates
