@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from mnemo_mdn import (
+    RELATION_TYPES,
     CorpusGraph,
     Document,
     Edge,
@@ -18,6 +20,8 @@ from mnemo_mdn import (
     epr,
     navigate,
 )
+from mnemo_mdn.frontier import negative_incidence
+from mnemo_mdn.relations import Polarity
 
 
 def idf(n: int, df: int) -> float:
@@ -268,3 +272,28 @@ def test_persisted_weights_are_not_reinforced_twice_but_the_bias_still_applies()
     assert walk.path == ("1", "3")  # procedural bias: 3 was part of a good outcome
     assert walk.hits[1].via == Via("1", "cite", 0.5)
     assert walk.hits[1].epr == pytest.approx(float(epr(graph).epr[2]))
+
+
+def test_negative_incidence_lists_exactly_the_distrust_edges_touching_each_document() -> None:
+    rng = np.random.default_rng(4)
+    n, m = 60, 400
+    ids = [f"d{k:02d}" for k in range(n)]
+    source, target = rng.integers(0, n, m), rng.integers(0, n, m)
+    etype = rng.integers(0, len(RELATION_TYPES), m)
+    graph = CorpusGraph.from_arrays(
+        ids,
+        ids,
+        edge_source=source,
+        edge_target=target,
+        edge_type=etype,
+        edge_weight=np.full(m, 0.5),
+    )
+    incidence = negative_incidence(graph)
+    for document in range(n):
+        expected = {
+            k
+            for k in range(m)
+            if graph.edge_polarity[k] == Polarity.NEGATIVE
+            and document in (graph.edge_source[k], graph.edge_target[k])
+        }
+        assert set(incidence.of(document).tolist()) == expected

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from mnemo_mdn.graph import STRUCTURAL_MEMO_PREFIX, CorpusGraph, FloatArray, IndexArray
@@ -36,16 +37,33 @@ def adjacency(graph: CorpusGraph, endpoint: Literal["source", "target"]) -> Adja
 
     def build() -> Adjacency:
         keys = graph.edge_source if endpoint == "source" else graph.edge_target
-        # A CSR conversion is a stable counting sort: linear, where argsort would be n log n.
-        grouping = sp.coo_matrix(
-            (np.arange(graph.n_edges, dtype=np.int64), (keys, np.zeros_like(keys))),
-            shape=(graph.n_documents, 1),
-        )
-        grouping.has_canonical_format = True  # keep every entry: each is one edge
-        grouped = grouping.tocsr()
-        return Adjacency(grouped.indptr.astype(np.int64), grouped.data)
+        return _grouped(keys, np.arange(graph.n_edges, dtype=np.int64), graph.n_documents)
 
     return graph.memo(f"{STRUCTURAL_MEMO_PREFIX}adjacency:{endpoint}", build)
+
+
+def negative_incidence(graph: CorpusGraph) -> Adjacency:
+    """Distrust edges grouped by either endpoint: `of(k)` are the negative edges touching k.
+
+    What a hit's `contradicts` needs, built over the negative edges only (a tenth of them, say)
+    rather than every edge's incoming list (bench/README.md).
+    """
+
+    def build() -> Adjacency:
+        negative = np.flatnonzero(graph.edge_polarity == Polarity.NEGATIVE)
+        keys = np.concatenate([graph.edge_source.take(negative), graph.edge_target.take(negative)])
+        return _grouped(keys, np.concatenate([negative, negative]), graph.n_documents)
+
+    return graph.memo(f"{STRUCTURAL_MEMO_PREFIX}negative-incidence", build)
+
+
+def _grouped(keys: npt.NDArray[np.integer], values: IndexArray, n: int) -> Adjacency:
+    """`values` grouped by `keys` in `[0, n)`, each group in the order given."""
+    # A CSR conversion is a stable counting sort: linear, where argsort would be n log n.
+    grouping = sp.coo_matrix((values, (keys, np.zeros_like(keys))), shape=(n, 1))
+    grouping.has_canonical_format = True  # keep every entry: each is one edge
+    grouped = grouping.tocsr()
+    return Adjacency(grouped.indptr.astype(np.int64), grouped.data)
 
 
 def incident_edges(graph: CorpusGraph, document: int, direction: Direction) -> IndexArray:

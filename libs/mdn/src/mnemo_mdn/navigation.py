@@ -17,11 +17,11 @@ import numpy as np
 
 from mnemo_mdn import axon_mode, mdn_mode
 from mnemo_mdn.errors import ParameterError
-from mnemo_mdn.frontier import Direction, incident_edges
+from mnemo_mdn.frontier import Direction, incident_edges, negative_incidence
 from mnemo_mdn.graph import CorpusGraph, Edge
 from mnemo_mdn.memory import Memory, Outcome, apply_memory, bias_vector, recent
 from mnemo_mdn.params import DEFAULT_PARAMS, MdnParams
-from mnemo_mdn.relations import RELATION_TYPES, Polarity
+from mnemo_mdn.relations import RELATION_TYPES
 from mnemo_mdn.relevance import QueryView, query_view, title_view
 from mnemo_mdn.signed_pagerank import epr
 from mnemo_mdn.walk import Walk, WalkInputs
@@ -238,8 +238,7 @@ def _via(graph: CorpusGraph, edge: int, selected_from: int) -> Via | None:
 
 def _contradicting(graph: CorpusGraph, document: int, chosen: list[int]) -> tuple[str, ...]:
     """Other selected documents joined to `document` by a negative edge, in selection order."""
-    edges = incident_edges(graph, document, "both")
-    negative = edges[graph.edge_polarity[edges] == Polarity.NEGATIVE]
+    negative = negative_incidence(graph).of(document)
     others = set(graph.edge_source[negative].tolist()) | set(graph.edge_target[negative].tolist())
     others.discard(document)
     return tuple(graph.ids[k] for k in chosen if k in others)
