@@ -384,9 +384,13 @@ async def test_one_trace_runs_from_a_produced_persist_command_through_the_edges_
     assert persisted[0] == f"Docs_{pipeline.suffix}"
     assert edges in persisted, names
     assert any(s.service == "mnemo-ingest" and s.name.startswith("INSERT") for s in spans), names
-    # One trace, one tree: every span but the root hangs under another span of the trace.
+    # One trace, one tree: every span but the root hangs under another span of the trace. (An
+    # audit event may be relayed by another ingest process on this machine, one exporting
+    # nowhere: its `process mnemo.audit.v1` then hangs under a span Jaeger never got.)
     ids = {s.span_id for s in spans}
-    assert [s.name for s in spans if s.parent_id not in ids] == ["demo.persist"]
+    roots = [s.name for s in spans if s.parent_id not in ids]
+    assert roots[0] == "demo.persist"
+    assert set(roots[1:]) <= {f"process {AUDIT}"}, roots
 
 
 async def test_one_trace_runs_from_an_http_navigate_through_the_audit_append(
