@@ -13,13 +13,14 @@ files and a newly registered corpus is a draft until `mnemo corpus publish`.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from typing import Any
 
 import asyncpg
 from mnemo_axon import check_sources
-from mnemo_store.applier import ApplyReport, apply_deployment
+from mnemo_store.applier import DEFAULT_LOCK_TIMEOUT, ApplyReport, apply_deployment
 
 from mnemo_cli.axon_files import print_diagnostics, read_axon_files
 from mnemo_cli.owner_connection import with_owner
@@ -42,12 +43,32 @@ def register(subparsers: Any) -> None:  # argparse's subparsers action has no pu
     parser.add_argument("files", nargs="+", metavar="FILE", help=".axon files of the deployment")
     parser.add_argument("--dry-run", action="store_true", help="print the SQL plan, change nothing")
     parser.add_argument(
+        "--lock-timeout",
+        type=_seconds,
+        default=DEFAULT_LOCK_TIMEOUT,
+        metavar="SECONDS",
+        help=f"give up (changing nothing, naming who holds it) when a lock is not granted within "
+        f"SECONDS, so readers of a store never queue behind apply (default {DEFAULT_LOCK_TIMEOUT:g})",
+    )
+    parser.add_argument(
         "--gateway-url",
         default=None,
         help=f"base URL of the search gateway registered for each corpus "
         f"(default: ${GATEWAY_URL_VARIABLE} or {DEFAULT_GATEWAY_URL})",
     )
     parser.set_defaults(func=run)
+
+
+def _seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and 0 < seconds <= 3600):
+        raise argparse.ArgumentTypeError(
+            f"{text[:40]!r} is not a number of seconds above 0 and at most 3600"
+        )
+    return seconds
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,7 +81,11 @@ def run(args: argparse.Namespace) -> int:
 
     async def work(connection: asyncpg.Connection) -> ApplyReport:
         return await apply_deployment(
-            connection, deployment, gateway_base_url=gateway, dry_run=args.dry_run
+            connection,
+            deployment,
+            gateway_base_url=gateway,
+            dry_run=args.dry_run,
+            lock_timeout=args.lock_timeout,
         )
 
     report = with_owner(work)

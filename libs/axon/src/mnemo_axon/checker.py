@@ -2,9 +2,11 @@
 
 All problems of a run are collected (never just the first) with the position of the token they are
 about; the IR is only built when there are none. Besides the spec's table, the checker refuses what
-the store layer could not create safely: unknown types or backends, duplicate or reserved column
-names, identifiers longer than Postgres allows, defaults that do not fit their column, stores
-without columns. Those messages follow the same "what is wrong, what would be right" form.
+the store layer could not create safely: unknown types or backends, duplicate columns, defaults that
+do not fit their column, stores without columns, and every rule of `mnemo_axon.rules` (reserved
+columns, names Postgres could generate for another store, identifiers longer than Postgres allows,
+too many columns, corpus ids too long), which the store planner enforces with the same functions.
+Those messages follow the same "what is wrong, what would be right" form.
 """
 
 from __future__ import annotations
@@ -38,6 +40,12 @@ from mnemo_axon.ir import (
     RelationsStoreMapping,
     StoreDecl,
 )
+from mnemo_axon.rules import (
+    column_count_problem,
+    column_name_problem,
+    corpus_name_problem,
+    store_name_problem,
+)
 from mnemo_axon.syntax import (
     ColumnNode,
     DeclarationNode,
@@ -50,16 +58,6 @@ from mnemo_axon.syntax import (
     StoreCorpusNode,
     StoreNode,
 )
-
-# Every store table gets this hidden column for row-level security (ARCHITECTURE.md §2), and
-# `axon_row_id` when it has no primary key: the prefix, in any case, is Mnemo's.
-RESERVED_COLUMN = "axon_tenant"
-RESERVED_PREFIX = "axon_"
-MAX_IDENTIFIER_BYTES = 63
-# Postgres holds at most 1600 columns in a table; Mnemo adds its two hidden ones.
-MAX_DECLARED_COLUMNS = 1600 - 2
-# `mnemo.corpora.corpus_id` holds 1 to 200 characters.
-MAX_CORPUS_NAME_CHARACTERS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,26 +158,18 @@ class _Checker:
 
     # --- stores ----------------------------------------------------------------------------------
 
-    def _check_identifier(self, at: Located, what: str) -> None:
-        size = len(at.text.encode("utf-8"))
-        if size > MAX_IDENTIFIER_BYTES:
-            self._report(
-                at,
-                f"{what} '{at.text}' is {size} bytes long; a Postgres identifier holds at most "
-                f"{MAX_IDENTIFIER_BYTES} (shorten it)",
-            )
+    def _report_problem(self, at: Located, problem: str | None) -> bool:
+        """Report `problem` (from `mnemo_axon.rules`) at `at`; whether there was one."""
+        if problem is not None:
+            self._report(at, problem)
+        return problem is not None
 
     def _check_corpus_name(self, at: Located) -> None:
-        if len(at.text) > MAX_CORPUS_NAME_CHARACTERS:
-            self._report(
-                at,
-                f"Corpus name '{at.text[:40]}…' is {len(at.text)} characters long; a corpus id "
-                f"holds at most {MAX_CORPUS_NAME_CHARACTERS} (shorten it)",
-            )
+        self._report_problem(at, corpus_name_problem(at.text))
 
     def _check_store(self, node: StoreNode) -> StoreDecl:
         store = node.name.text
-        self._check_identifier(node.name, "Store name")
+        self._report_problem(node.name, store_name_problem(store))
         if node.backend is not None and node.backend.text != "postgresql":
             self._report(
                 node.backend,
@@ -199,32 +189,15 @@ class _Checker:
                 self._report(column.name, f"Store '{store}': column '{name}' is declared twice")
                 continue
             seen.add(name)
-            if name == RESERVED_COLUMN:
-                self._report(
-                    column.name,
-                    f"Store '{store}': column '{RESERVED_COLUMN}' is reserved (Mnemo adds it to "
-                    "every store for row-level security); choose another name",
-                )
+            if self._report_problem(column.name, column_name_problem(store, name)):
                 continue
-            if name.lower().startswith(RESERVED_PREFIX):
-                self._report(
-                    column.name,
-                    f"Store '{store}': column '{name}' starts with '{RESERVED_PREFIX}' (in any "
-                    "case), which Mnemo reserves for its hidden columns (axon_tenant, "
-                    "axon_row_id); choose another name",
-                )
-                continue
-            self._check_identifier(column.name, f"Store '{store}': column")
             lowered = self._check_column(store, column)
             if lowered is not None:
                 columns.append(lowered)
                 types[name] = lowered.type
-        if len(node.columns) > MAX_DECLARED_COLUMNS:
-            self._report(
-                node.schema or node.name,
-                f"Store '{store}' declares {len(node.columns)} columns; a Postgres table holds "
-                f"at most {MAX_DECLARED_COLUMNS} besides Mnemo's two hidden ones (split the store)",
-            )
+        self._report_problem(
+            node.schema or node.name, column_count_problem(store, len(node.columns))
+        )
         self._column_types[store] = types
         return StoreDecl(name=store, columns=tuple(columns))
 

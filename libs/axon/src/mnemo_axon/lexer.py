@@ -8,6 +8,8 @@ declaration is one, the same token inside a skipped flow block is not.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass
 from enum import Enum
 
@@ -15,6 +17,8 @@ _NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _NAME_PART = _NAME_START | frozenset("0123456789")
 _DIGITS = frozenset("0123456789")
 _PUNCTUATION = frozenset("{}()[]:,")
+# A number: `1`, `-2.5`, `.5`, `1e-3`, `2.5E+2` (what float() reads, without inf and nan).
+_NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _WHITESPACE = frozenset(" \t\r\n\f\v")
 
 
@@ -22,6 +26,7 @@ class TokenKind(Enum):
     """What a token is; keywords are NAMEs and are recognised by the parser in context."""
 
     NAME = "name"
+    FOREIGN_NAME = "name with non-ASCII letters"
     STRING = "string"
     NUMBER = "number"
     PUNCT = "punctuation"
@@ -61,6 +66,30 @@ class Token:
         return f"'{self.text}'"
 
 
+def foreign_name_message(word: str) -> str:
+    """Why a name with non-ASCII letters is refused, and an ASCII spelling that would do."""
+    first = next(char for char in word if not char.isascii())
+    ascii_form = unicodedata.normalize("NFKD", word).encode("ascii", "ignore").decode("ascii")
+    hint = f" (e.g. '{ascii_form}')" if ascii_form and ascii_form[0] not in "0123456789" else ""
+    return (
+        f"name '{word}' contains {first!r} (U+{ord(first):04X}): names are ASCII letters, digits "
+        f"and '_', because they become Postgres identifiers and corpus ids{hint}"
+    )
+
+
+def _is_foreign_letter(char: str) -> bool:
+    return not char.isascii() and ("a" + char).isidentifier()
+
+
+def _number_at(text: str, index: int) -> str:
+    """The number literal starting at `index`, or "" when none does."""
+    char = text[index]
+    if not (char in _DIGITS or char in "-."):
+        return ""
+    match = _NUMBER.match(text, index)
+    return "" if match is None else match.group()
+
+
 def tokenize(text: str) -> list[Token]:
     """Every token of `text`, ending with one EOF token."""
     tokens: list[Token] = []
@@ -90,23 +119,19 @@ def tokenize(text: str) -> list[Token]:
             while index < length and text[index] != "\n":
                 index += 1
             continue
-        if char in _NAME_START:
+        if char in _NAME_START or _is_foreign_letter(char):
             end = index + 1
-            while end < length and text[end] in _NAME_PART:
+            while end < length and (text[end] in _NAME_PART or _is_foreign_letter(text[end])):
                 end += 1
-            emit(TokenKind.NAME, text[index:end], line, column)
+            word = text[index:end]
+            kind = TokenKind.NAME if word.isascii() else TokenKind.FOREIGN_NAME
+            emit(kind, word, line, column)
             index = end
             continue
-        if char in _DIGITS or (char == "-" and index + 1 < length and text[index + 1] in _DIGITS):
-            end = index + 1
-            while end < length and text[end] in _DIGITS:
-                end += 1
-            if end + 1 < length and text[end] == "." and text[end + 1] in _DIGITS:
-                end += 2
-                while end < length and text[end] in _DIGITS:
-                    end += 1
-            emit(TokenKind.NUMBER, text[index:end], line, column)
-            index = end
+        number = _number_at(text, index)
+        if number:
+            emit(TokenKind.NUMBER, number, line, column)
+            index += len(number)
             continue
         if char == '"':
             start_line, start_column = line, column

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import NoReturn
 
-from mnemo_axon.lexer import Token, TokenKind, tokenize
+from mnemo_axon.lexer import Token, TokenKind, foreign_name_message, tokenize
 from mnemo_axon.syntax import (
     ColumnNode,
     DeclarationNode,
@@ -75,6 +75,8 @@ class _Parser:
     def _abort(self, token: Token, message: str) -> _ParseAbortedError:
         if token.kind is TokenKind.BAD:
             message = token.text  # the lexer's own message says more than "unexpected token"
+        elif token.kind is TokenKind.FOREIGN_NAME:
+            message = foreign_name_message(token.text)
         return _ParseAbortedError(SyntaxProblem(token.line, token.column, message))
 
     def _fail(self, token: Token, message: str) -> NoReturn:
@@ -152,7 +154,7 @@ class _Parser:
             starts_declaration = (
                 token.kind is TokenKind.NAME
                 and token.text in DECLARATION_KEYWORDS + SKIPPED_KEYWORDS
-                and following.kind is TokenKind.NAME
+                and following.kind in (TokenKind.NAME, TokenKind.FOREIGN_NAME)
             )
             if starts_declaration and (depth <= 0 or (token.first_on_line and token.column == 1)):
                 break

@@ -6,10 +6,12 @@ Rows are reached only through `Store.tenant(tenant_id)`; see `unit_of_work`.
 
 from mnemo_store.errors import (
     CorpusStatusError,
+    DeclarationRuleError,
     DestructiveChangeError,
     DuplicateTenantError,
     InvalidTenantNameError,
     InvalidValueError,
+    LockTimeoutError,
     NotAStoreCorpusError,
     ReservedColumnError,
     RowLimitExceededError,
@@ -35,6 +37,7 @@ from mnemo_store.unit_of_work import Store, TenantTransaction
 
 __all__ = [
     "CorpusStatusError",
+    "DeclarationRuleError",
     "DestructiveChangeError",
     "DuplicateTenantError",
     "EdgeDelta",
@@ -43,6 +46,7 @@ __all__ = [
     "InvalidTenantNameError",
     "InvalidValueError",
     "LoadLimits",
+    "LockTimeoutError",
     "NotAStoreCorpusError",
     "OutboxEvent",
     "OutboxMessage",

@@ -6,6 +6,12 @@ needed, run the plan, and register every declared corpus. A new corpus is regist
 existing one gets its new definition and version but keeps its status. A dry run plans and rolls
 back. Applying the same declarations twice changes nothing the second time.
 
+Every lock the apply takes waits at most `lock_timeout` seconds (Postgres's `lock_timeout`, default
+5): an ALTER TABLE waiting behind a long transaction would otherwise hold every later reader of that
+store in the queue behind it. On a timeout nothing is applied, and the LockTimeoutError names the
+sessions holding locks on the stores, the registry or the apply lock (pid, role, application,
+state, since when, last statement as far as the owner role may see it).
+
 Route lint runs over the registry as the apply leaves it (for a dry run: as it would leave it) and
 is reported, not enforced: routes are not declared in .axon files, and a route naming a corpus that
 this apply registers as draft only passes once an operator publishes it.
@@ -23,10 +29,25 @@ from mnemo_axon.ir import Deployment
 
 from mnemo_store.catalog import read_catalog
 from mnemo_store.ddl import PlanStep, StorePlan, corpora_by_store, plan_stores
-from mnemo_store.errors import DestructiveChangeError
+from mnemo_store.errors import DestructiveChangeError, LockTimeoutError
+from mnemo_store.identifiers import store_table
 from mnemo_store.registry import lint_routes, list_routes
 
 _LOCK: Final = "SELECT pg_advisory_xact_lock(hashtext('mnemo.apply'))"
+DEFAULT_LOCK_TIMEOUT: Final = 5.0
+# Sessions other than this one holding a lock on one of the relations $1 or the apply lock.
+_HOLDERS: Final = """
+SELECT DISTINCT a.pid, a.usename, a.application_name, a.state, a.xact_start,
+       left(regexp_replace(a.query, '\\s+', ' ', 'g'), 120) AS query, l.mode,
+       CASE WHEN l.locktype = 'advisory' THEN 'the apply lock' ELSE l.relation::regclass::text END
+         AS what
+FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+WHERE l.granted AND l.pid <> pg_backend_pid()
+  AND (l.relation IN (SELECT to_regclass(name) FROM unnest($1::text[]) AS name)
+       OR (l.locktype = 'advisory' AND l.objsubid = 1
+           AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtext('mnemo.apply')::bigint))
+ORDER BY a.pid
+"""
 _REGISTERED = (
     "SELECT corpus_id, kind, version, status, definition::text AS definition FROM mnemo.corpora"
 )
@@ -97,15 +118,47 @@ async def apply_deployment(
     *,
     gateway_base_url: str,
     dry_run: bool = False,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
 ) -> ApplyReport:
     """Plan and (unless `dry_run`) apply `deployment` over an owner connection.
 
-    Raises DestructiveChangeError, listing the statements it would take, before changing anything.
+    Raises DestructiveChangeError, listing the statements it would take, before changing anything;
+    LockTimeoutError, naming who holds the locks, when one was not granted within `lock_timeout`.
     """
+    try:
+        return await _apply(connection, deployment, gateway_base_url, dry_run, lock_timeout)
+    except asyncpg.LockNotAvailableError:
+        relations = [store_table(store.name) for store in deployment.stores] + ["mnemo.corpora"]
+        holders = await connection.fetch(_HOLDERS, relations)
+        raise LockTimeoutError(lock_timeout, [_describe_holder(row) for row in holders]) from None
+
+
+def _describe_holder(row: Mapping[str, Any]) -> str:
+    parts = [f"pid {row['pid']}", f"role {row['usename']}"]
+    if row["application_name"]:
+        parts.append(f"application {row['application_name']!r}")
+    if row["state"]:
+        since = row["xact_start"]
+        parts.append(row["state"] + (f" since {since:%Y-%m-%d %H:%M:%S%z}" if since else ""))
+    parts.append(f"{row['mode']} on {row['what']}")
+    if row["query"]:
+        parts.append(f"last statement: {row['query']}")
+    return ", ".join(parts)
+
+
+async def _apply(
+    connection: asyncpg.Connection,
+    deployment: Deployment,
+    gateway_base_url: str,
+    dry_run: bool,
+    lock_timeout: float,
+) -> ApplyReport:
     transaction = connection.transaction()
     await transaction.start()
     committed = False
     try:
+        milliseconds = max(1, round(lock_timeout * 1000))
+        await connection.execute(f"SET LOCAL lock_timeout = {milliseconds}")
         await connection.execute(_LOCK)
         registered = {row["corpus_id"]: row for row in await connection.fetch(_REGISTERED)}
         declared = {corpus.name for corpus in deployment.corpora}

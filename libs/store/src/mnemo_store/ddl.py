@@ -27,8 +27,9 @@ from typing import Final
 
 from mnemo_axon.column_types import AxonType
 from mnemo_axon.ir import ColumnDecl, CorpusKind, DefaultKind, Deployment, StoreDecl
+from mnemo_axon.rules import deployment_problems
 
-from mnemo_store.errors import ReservedColumnError
+from mnemo_store.errors import DeclarationRuleError
 from mnemo_store.identifiers import (
     ROW_ID_COLUMN,
     STORE_SCHEMA,
@@ -45,7 +46,8 @@ CHANGE_TRIGGER: Final = "axon_row_change"
 RESET_TRIGGER: Final = "axon_graph_reset"
 IDENTITY_TRIGGER: Final = "axon_identity_reset"
 FULLTEXT_CONFIG: Final = "simple"
-_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+# A number literal as the .axon lexer reads one (`1`, `-2.5`, `.5`, `1e-3`), all valid SQL too.
+_NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 # format_type() spells some types differently from the names DDL is written with.
 _CATALOG_TYPE_NAMES: Final = {"timestamptz": "timestamp with time zone"}
 
@@ -130,11 +132,13 @@ def plan_stores(
     readers: Mapping[str, tuple[str, ...]] | None = None,
 ) -> StorePlan:
     """The plan that makes the catalogue hold every store of `deployment` (see module doc)."""
+    problems = deployment_problems(deployment)
+    if problems:
+        raise DeclarationRuleError(problems)
     readers = corpora_by_store(deployment) if readers is None else readers
     steps: list[PlanStep] = []
     refused: list[str] = []
     for store in deployment.stores:
-        _check_reserved(store)
         indexes = _indexes(deployment, store)
         existing = catalog.stores.get(store.name)
         corpora = readers.get(store.name, ())
@@ -429,15 +433,6 @@ def _extend(
     if corpora and existing.reset_corpora != corpora:
         steps += _reset_trigger_steps(store, corpora, identity or (ROW_ID_COLUMN,))
     return steps
-
-
-def _check_reserved(store: StoreDecl) -> None:
-    for column in store.columns:
-        if column.name.lower().startswith("axon_"):
-            raise ReservedColumnError(
-                f"store {store.name!r}: column {column.name!r} starts with 'axon_', which Mnemo "
-                "reserves for its hidden columns (axon_tenant, axon_row_id); rename the column"
-            )
 
 
 def type_in_catalog(axon_type: AxonType) -> str:

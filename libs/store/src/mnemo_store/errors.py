@@ -46,6 +46,27 @@ class RowLimitExceededError(StoreError):
         self.limit = limit
 
 
+class LockTimeoutError(StoreError):
+    """`mnemo apply` waited its lock timeout for a lock and changed nothing; names who held it."""
+
+    def __init__(self, seconds: float, holders: list[str]) -> None:
+        if holders:
+            who = "; ".join(holders)
+            pids = ", ".join(holder.split(",")[0].removeprefix("pid ") for holder in holders)
+            advice = (
+                f"held by {who}. Retry when that transaction ends, or end it with "
+                f"SELECT pg_terminate_backend(pid) for pid {pids}"
+            )
+        else:
+            advice = "the transaction that held it has ended since: retry"
+        super().__init__(
+            f"apply waited {seconds:g} s for a lock and changed nothing (so it does not queue the "
+            f"stores' readers behind it); {advice}"
+        )
+        self.seconds = seconds
+        self.holders = tuple(holders)
+
+
 class DestructiveChangeError(StoreError):
     """`mnemo apply` would need a destructive change; nothing was applied."""
 
@@ -92,5 +113,15 @@ class CorpusInUseError(CorpusStatusError):
         self.routes = routes
 
 
-class ReservedColumnError(StoreError):
-    """A declared column uses a name Mnemo reserves for its hidden columns."""
+class DeclarationRuleError(StoreError, ValueError):
+    """The IR breaks a rule of `mnemo_axon.rules` (a reserved column, a name Postgres could generate
+    for another store, too many columns, a corpus id too long); nothing was planned. The checker
+    reports the same rules, so this only happens to an IR that did not come through it."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = tuple(problems)
+
+
+# The name this error had when its only rule was the reserved column prefix.
+ReservedColumnError = DeclarationRuleError
