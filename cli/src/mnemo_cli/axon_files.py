@@ -9,10 +9,38 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from mnemo_axon import AxonSource, Diagnostic
+from mnemo_axon import AxonSource, Diagnostic, MappingDocumentDirectory
+from mnemo_corpus import CorpusError, DirectoryCorpus
 
 from mnemo_cli.errors import CliError
+
+
+def add_documents_option(parser: Any) -> None:
+    """`--documents DIR`: the folder corpus member names resolve against (check and apply)."""
+    parser.add_argument(
+        "--documents",
+        metavar="DIR",
+        help="a folder of markdown documents: a name in a corpus's documents: list that no "
+        "`document` declares resolves to the file with that alias (front matter) or file name",
+    )
+
+
+def document_directory(root: str | None) -> MappingDocumentDirectory | None:
+    """The markdown folder `root` as the checker's document directory (aliases, then path stems);
+    a folder that cannot be read is a one-line CliError."""
+    if root is None:
+        return None
+    if not Path(root).is_dir():
+        raise CliError(f"--documents {root}: not a directory")
+    try:
+        corpus = DirectoryCorpus(root)
+        paths = tuple(corpus.path_index)
+        aliases = {alias: info.template_path for alias, info in corpus.alias_index.items()}
+    except (CorpusError, OSError, ValueError) as error:
+        raise CliError(f"--documents {root}: {error}") from None
+    return MappingDocumentDirectory(paths, aliases)
 
 
 def read_axon_files(paths: Sequence[str]) -> list[AxonSource]:

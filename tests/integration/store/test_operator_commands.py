@@ -469,3 +469,23 @@ def test_the_installed_mnemo_command_applies_creates_a_tenant_and_publishes_in_a
     assert missing.returncode != 0
     assert missing.stderr.count("\n") == 1
     assert OWNER_URL_VARIABLE in missing.stderr
+
+
+def test_apply_documents_dir_registers_a_corpus_whose_members_are_files_of_the_folder(
+    mnemo: Any, names: Names
+) -> None:
+    folder = names.folder / "docs"
+    folder.mkdir()
+    (folder / "PrivacyPolicy.md").write_text("# Privacy\n", encoding="utf-8")
+    (folder / "refunds.md").write_text("---\naliases: [RefundPolicy]\n---\n# R\n", encoding="utf-8")
+    path = names.folder / "policies.axon"
+    path.write_text(f"corpus {names.corpus} {{ documents: [PrivacyPolicy, RefundPolicy] }}\n")
+
+    assert mnemo("apply", str(path)).code == 1
+    applied = mnemo("apply", str(path), "--documents", str(folder))
+    assert (applied.code, applied.err) == (0, "")
+    assert f"apply: register corpus {names.corpus}" in applied.out
+    (row,) = sql(
+        names.dsn, "SELECT definition::text FROM mnemo.corpora WHERE corpus_id = $1", names.corpus
+    )
+    assert '"path": "refunds.md"' in row["definition"]

@@ -165,3 +165,49 @@ def test_explain_where_refuses_bad_arguments_with_a_usage_error(
     code, _, err = run(["explain-where", "a = 'x'", *argv], capsys)
     assert code == 2
     assert err.startswith(f"mnemo: error: {message}")
+
+
+def documents_folder(tmp_path: Path) -> Path:
+    root = tmp_path / "docs"
+    (root / "policies").mkdir(parents=True)
+    (root / "sessions").mkdir()
+    for name in ("PrivacyPolicy", "TermsOfService"):
+        (root / "policies" / f"{name}.md").write_text(f"# {name}\n", encoding="utf-8")
+    (root / "policies" / "refunds.md").write_text(
+        "---\naliases: [RefundPolicy]\n---\n# Refunds\n", encoding="utf-8"
+    )
+    for name in ("sess_a", "sess_b", "sess_c"):
+        (root / "sessions" / f"{name}.md").write_text(f"# {name}\n", encoding="utf-8")
+    return root
+
+
+def test_check_documents_dir_resolves_the_seeds_forms_a_and_c_as_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    forms = [
+        str(SEED_EXAMPLES / "form_a_policy_docs.axon"),
+        str(SEED_EXAMPLES / "form_c_session_knowledge.axon"),
+    ]
+    code, _, err = run(["check", *forms], capsys)
+    assert code == 1
+    assert "unknown document 'PrivacyPolicy'" in err
+
+    folder = str(documents_folder(tmp_path))
+    code, out, err = run(["check", "--json", *forms, "--documents", folder], capsys)
+    assert (code, err) == (0, "")
+    deployment = Deployment.from_json(out)
+    policy = {ref.name: ref.path for ref in deployment.corpora[0].documents}
+    assert policy == {
+        "PrivacyPolicy": "policies/PrivacyPolicy.md",
+        "TermsOfService": "policies/TermsOfService.md",
+        "RefundPolicy": "policies/refunds.md",
+    }
+
+
+def test_check_documents_that_is_not_a_folder_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    form = str(SEED_EXAMPLES / "form_a_policy_docs.axon")
+    code, out, err = run(["check", form, "--documents", str(tmp_path / "missing")], capsys)
+    assert (code, out) == (2, "")
+    assert err == f"mnemo: error: --documents {tmp_path / 'missing'}: not a directory\n"

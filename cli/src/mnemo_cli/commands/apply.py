@@ -22,7 +22,12 @@ import asyncpg
 from mnemo_axon import check_sources
 from mnemo_store.applier import DEFAULT_LOCK_TIMEOUT, ApplyReport, apply_deployment
 
-from mnemo_cli.axon_files import print_diagnostics, read_axon_files
+from mnemo_cli.axon_files import (
+    add_documents_option,
+    document_directory,
+    print_diagnostics,
+    read_axon_files,
+)
 from mnemo_cli.owner_connection import with_owner
 
 GATEWAY_URL_VARIABLE = "MNEMO_GATEWAY_URL"
@@ -41,6 +46,7 @@ def register(subparsers: Any) -> None:  # argparse's subparsers action has no pu
         ),
     )
     parser.add_argument("files", nargs="+", metavar="FILE", help=".axon files of the deployment")
+    add_documents_option(parser)
     parser.add_argument("--dry-run", action="store_true", help="print the SQL plan, change nothing")
     parser.add_argument(
         "--lock-timeout",
@@ -72,7 +78,7 @@ def _seconds(text: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    result = check_sources(read_axon_files(args.files))
+    result = check_sources(read_axon_files(args.files), document_directory(args.documents))
     if result.deployment is None:
         print_diagnostics(result.diagnostics, "nothing applied")
         return 1

@@ -11,7 +11,12 @@ from typing import Any
 
 from mnemo_axon import CheckResult, Deployment, check_sources
 
-from mnemo_cli.axon_files import print_diagnostics, read_axon_files
+from mnemo_cli.axon_files import (
+    add_documents_option,
+    document_directory,
+    print_diagnostics,
+    read_axon_files,
+)
 
 
 def register(subparsers: Any) -> None:  # argparse's subparsers action has no public type
@@ -26,6 +31,7 @@ def register(subparsers: Any) -> None:  # argparse's subparsers action has no pu
         ),
     )
     parser.add_argument("files", nargs="+", metavar="FILE", help=".axon files of the deployment")
+    add_documents_option(parser)
     parser.add_argument("--json", action="store_true", help="print the IR as JSON on success")
     parser.set_defaults(func=run)
 
@@ -58,7 +64,7 @@ def summary_line(result: CheckResult, deployment: Deployment, file_count: int) -
 
 def run(args: argparse.Namespace) -> int:
     sources = read_axon_files(args.files)
-    result = check_sources(sources)
+    result = check_sources(sources, document_directory(args.documents))
     if result.deployment is None:
         print_diagnostics(result.diagnostics)
         return 1
