@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from mnemo_cli.main import main
@@ -60,3 +61,54 @@ def test_only_one_graph_source_may_be_given(
     assert capsys.readouterr().err == (
         "mnemo: error: give one graph source: GRAPH.json, --dir ROOT or --bundled-docs\n"
     )
+
+
+def test_a_folders_sidecars_are_read_by_default(
+    write_tree: TreeWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = write_tree(
+        {
+            "a.md": "# Parcel refunds\nMoney back.",
+            "b.md": "# Courier schedule\nPickup times.",
+            "links.json": json.dumps({"a.md": ["b.md", "gone.md"]}),
+            "summaries.json": json.dumps({"b.md": "When the courier collects parcels"}),
+        }
+    )
+    argv = ["graph", "navigate", "--dir", str(root), "--query", "courier pickup", "--from", "a.md"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    hits = json.loads(captured.out)["hits"]
+    assert [hit["id"] for hit in hits] == ["a.md", "b.md"]
+    assert hits[1]["via"]["from"] == "a.md"
+    assert hits[1]["via"]["etype"] == "depend"
+    assert "a.md -> gone.md" in captured.err
+
+
+def test_graph_epr_and_navigate_report_skipped_and_clamped_weights(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    graph = {
+        "documents": [{"id": "a", "title": "alpha"}, {"id": "b", "title": "beta"}],
+        "edges": [
+            {"from": "a", "to": "b", "etype": "cite", "weight": 2.5},
+            {"from": "b", "to": "a", "etype": "cite", "weight": 0},
+            {"from": "a", "to": "zz", "etype": "cite", "weight": 0.5},
+        ],
+    }
+    path = tmp_path / "graph.json"
+    path.write_text(json.dumps(graph), encoding="utf-8")
+    expected = {
+        "skipped_edges": 1,
+        "skipped": {"unknown_endpoint": 1, "unknown_type": 0, "non_finite_weight": 0},
+        "clamped_weights": 2,
+    }
+    for argv in (["graph", "epr", str(path)], ["graph", "navigate", str(path), "--query", "beta"]):
+        assert main(argv) == 0
+        captured = capsys.readouterr()
+        diagnostics = json.loads(captured.out)["diagnostics"]
+        assert {key: diagnostics[key] for key in expected} == expected
+        assert captured.err.splitlines() == [
+            "mnemo: warning: 1 edge(s) skipped (1 unknown endpoint, 0 unknown type, 0 non-finite "
+            "weight)",
+            "mnemo: warning: 2 edge weight(s) outside [1e-09, 1] clamped into it",
+        ]

@@ -57,7 +57,7 @@ def test_graph_epr_prints_the_three_vectors_and_the_iteration_count(
     code, out, err = run(["graph", "epr", write_graph(tmp_path, EXAMPLE_A)], capsys)
     assert (code, err) == (0, "")
     payload = json.loads(out)
-    assert list(payload) == ["epr", "epr_plus", "epr_minus", "iterations"]
+    assert list(payload) == ["epr", "epr_plus", "epr_minus", "iterations", "diagnostics"]
     assert payload["iterations"] == 42
     assert payload["epr"] == pytest.approx(
         {"1": 0.4900822581, "2": -0.0350261440, "3": 0.0449438860}, abs=1e-9

@@ -1,7 +1,8 @@
 """`mnemo graph epr|navigate`: the MDN engine embedded in the command, no services needed.
 
-`epr` prints `{"epr": {id: x}, "epr_plus": {...}, "epr_minus": {...}, "iterations": n}`; `navigate`
-prints `{"hits": [...], "trail", "coverage", "diagnostics"}`. The graph comes from a JSON file in the
+`epr` prints `{"epr": {id: x}, "epr_plus": {...}, "epr_minus": {...}, "iterations": n,
+"diagnostics"}`; `navigate` prints `{"hits": [...], "trail", "coverage", "diagnostics"}`; both
+diagnostics count the edges skipped and the weights clamped (also said on stderr). The graph comes from a JSON file in the
 format of `libs/mdn/README.md`; every way a graph can be given is resolved in `_load_graph`. Bad input
 is one line on stderr and exit status 2.
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemo_corpus import BundledDocsCorpus, CorpusError, DirectoryCorpus, entry_graph
+from mnemo_corpus.bundled_docs import CROSS_LINKS_FILE, SUMMARIES_FILE
 from mnemo_mdn import (
     CorpusGraph,
     GraphFormatError,
@@ -24,6 +26,7 @@ from mnemo_mdn import (
     graph_from_json,
     navigate,
 )
+from mnemo_mdn.graph import MIN_EDGE_WEIGHT
 
 from mnemo_cli.errors import CliError
 from mnemo_cli.json_input import read_json_file
@@ -88,7 +91,8 @@ def _add_graph_source(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dir",
         metavar="ROOT",
-        help="instead of GRAPH.json: a folder of markdown, one document per file, links as edges",
+        help="instead of GRAPH.json: a folder of markdown, one document per file, links as edges; "
+        f"its sidecars {SUMMARIES_FILE} and {CROSS_LINKS_FILE} are read when present",
     )
     parser.add_argument(
         "--bundled-docs",
@@ -126,8 +130,8 @@ def run_epr(args: argparse.Namespace) -> int:
         result = epr(graph, _params(args))
     except MdnError as error:
         raise CliError(str(error)) from None
-    _warn_about_skipped_edges(graph)
-    _print_json(result.to_json())
+    _warn_about_edges(graph)
+    _print_json({**result.to_json(), "diagnostics": graph.diagnostics.to_json()})
     return 0
 
 
@@ -147,6 +151,7 @@ def run_navigate(args: argparse.Namespace) -> int:
         )
     except MdnError as error:
         raise CliError(str(error)) from None
+    _warn_about_edges(graph)
     _print_json(navigation.to_json())
     return 0
 
@@ -179,7 +184,7 @@ def _load_graph(args: argparse.Namespace) -> CorpusGraph:
 def _markdown_graph(args: argparse.Namespace) -> CorpusGraph:
     """A folder of markdown, or the bundled manual, as a graph (see `mnemo_corpus.entry_graph`)."""
     try:
-        corpus = BundledDocsCorpus() if args.bundled_docs else DirectoryCorpus(args.dir)
+        corpus = BundledDocsCorpus() if args.bundled_docs else _directory(args.dir)
         graph = entry_graph(corpus)
     except (CorpusError, ValueError) as error:
         raise CliError(str(error)) from None
@@ -189,6 +194,21 @@ def _markdown_graph(args: argparse.Namespace) -> CorpusGraph:
     return graph.to_corpus_graph(classify=True)
 
 
+def _directory(root: str) -> DirectoryCorpus:
+    """A markdown folder with its sidecars (summaries, cross-links) when it has them, as the
+    bundled manual has; a sidecar that is there but malformed is reported by the corpus."""
+    folder = Path(root)
+    present = {
+        name: name if (folder / name).is_file() else None
+        for name in (SUMMARIES_FILE, CROSS_LINKS_FILE)
+    }
+    return DirectoryCorpus(
+        folder,
+        summaries_file=present[SUMMARIES_FILE],
+        cross_links_file=present[CROSS_LINKS_FILE],
+    )
+
+
 def _params(args: argparse.Namespace) -> MdnParams:
     try:
         return MdnParams(damping=args.damping, distrust_penalty=args.distrust_penalty)
@@ -196,14 +216,20 @@ def _params(args: argparse.Namespace) -> MdnParams:
         raise CliError(str(error)) from None
 
 
-def _warn_about_skipped_edges(graph: CorpusGraph) -> None:
-    # `epr` prints a fixed shape without diagnostics, so skipped edges are reported on stderr.
+def _warn_about_edges(graph: CorpusGraph) -> None:
+    # Besides the `diagnostics` key of the output, skipped and clamped edges are said on stderr.
     diagnostics = graph.diagnostics
     if diagnostics.skipped_edges:
         print(
             f"mnemo: warning: {diagnostics.skipped_edges} edge(s) skipped "
             f"({diagnostics.unknown_endpoint} unknown endpoint, {diagnostics.unknown_type} "
             f"unknown type, {diagnostics.non_finite_weight} non-finite weight)",
+            file=sys.stderr,
+        )
+    if diagnostics.clamped_weight:
+        print(
+            f"mnemo: warning: {diagnostics.clamped_weight} edge weight(s) outside "
+            f"[{MIN_EDGE_WEIGHT:g}, 1] clamped into it",
             file=sys.stderr,
         )
 
