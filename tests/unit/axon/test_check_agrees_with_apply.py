@@ -9,7 +9,9 @@ import dataclasses
 import pytest
 from mnemo_axon import load_deployment
 from mnemo_axon.column_types import AxonType
+from mnemo_axon.errors import UnexpectedCharacterError
 from mnemo_axon.ir import ColumnDecl, CorpusDecl, CorpusKind, Deployment, StoreDecl
+from mnemo_axon.where import parse_filter
 from mnemo_store import DeclarationRuleError
 from mnemo_store.ddl import Catalog, plan_stores
 
@@ -131,3 +133,8 @@ def test_the_planner_refuses_by_the_same_rules_an_ir_that_skipped_the_checker(
 ) -> None:
     with pytest.raises(DeclarationRuleError, match=problem):
         plan_stores(deployment, Catalog())
+
+
+def test_a_where_filter_naming_a_column_with_a_non_ascii_letter_says_what_names_are() -> None:
+    with pytest.raises(UnexpectedCharacterError, match="column names are ASCII letters, digits"):
+        parse_filter("títle = 'x'")

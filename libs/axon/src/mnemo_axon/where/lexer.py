@@ -124,6 +124,13 @@ class _Lexer:
                     start,
                     text,
                 )
+            elif not char.isascii() and ("a" + char).isidentifier():
+                raise UnexpectedCharacterError(
+                    f"unexpected character {_describe(char)}: column names are ASCII letters, "
+                    "digits and '_' (as in the store's declaration)",
+                    start,
+                    text,
+                )
             else:
                 raise UnexpectedCharacterError(
                     f"unexpected character {_describe(char)} (filters are flat: column, operator, "
