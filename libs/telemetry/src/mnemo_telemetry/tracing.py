@@ -25,7 +25,7 @@ import time
 import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from opentelemetry import context as otel_context
@@ -96,9 +96,15 @@ class Tracing:
     service: str
     endpoint: str | None
     provider: TracerProvider
+    _tracer: trace.Tracer = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Looked up once: `get_tracer` builds and compares an instrumentation scope on every call,
+        # which cost more than the span itself on a per-record hot path.
+        object.__setattr__(self, "_tracer", self.provider.get_tracer(INSTRUMENTATION_NAME))
 
     def tracer(self) -> trace.Tracer:
-        return self.provider.get_tracer(INSTRUMENTATION_NAME)
+        return self._tracer
 
     def force_flush(self, timeout_millis: int = 5_000) -> bool:
         return self.provider.force_flush(timeout_millis)
