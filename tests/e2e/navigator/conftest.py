@@ -38,6 +38,9 @@ class Running:
     tenant_a: uuid.UUID  # two end-clients: c1, c2
     tenant_b: uuid.UUID
     log: Path
+    requests_topic: str
+    """This process's own navigate-request topic and group: the stack's navigator (which pins no
+    scope of this module's corpora) never takes its requests."""
 
     def headers(self, tenant: uuid.UUID, client: dict[str, str] | None = None) -> dict[str, str]:
         token = mint_token(tenant=tenant, secret=DEVELOPMENT_SECRET, client=client)
@@ -132,6 +135,8 @@ def navigator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
         pytest.fail("e2e tests need the local stack: run them through `make test` (or `make up`)")
     pinned, open_, tenant_a, tenant_b = asyncio.run(_declare(owner_dsn))
     port = _free_port()
+    suffix = uuid.uuid4().hex[:12]
+    requests_topic = f"test.navigate.requested.{suffix}.v1"
     log = tmp_path_factory.mktemp("navigator") / "navigator.log"
     env = {
         **os.environ,
@@ -139,6 +144,8 @@ def navigator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
         "MNEMO_NAVIGATOR_DATABASE_URL": navigator_dsn(app_dsn),
         "MNEMO_NAVIGATOR_TOKEN_SECRET": DEVELOPMENT_SECRET,
         "MNEMO_NAVIGATOR_PINNED_SCOPES": json.dumps({pinned.name: PINNED}),
+        "MNEMO_NAVIGATOR_REQUESTS_TOPIC": requests_topic,
+        "MNEMO_NAVIGATOR_GROUP": f"test.navigator.{suffix}",
     }
     with log.open("wb") as sink:
         process = subprocess.Popen(
@@ -156,7 +163,7 @@ def navigator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
             if process.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"navigator did not become ready:\n{log.read_text()[-3000:]}")
             time.sleep(0.2)
-        yield Running(url, pinned, open_, tenant_a, tenant_b, log)
+        yield Running(url, pinned, open_, tenant_a, tenant_b, log, requests_topic)
     finally:
         process.terminate()
         try:

@@ -143,7 +143,7 @@ def test_a_navigate_request_over_kafka_is_answered_by_request_id(navigator: Runn
                     event_type=NAVIGATE_REQUESTED,
                 )
                 await producer.send_and_wait(
-                    NAVIGATE_REQUESTED,
+                    navigator.requests_topic,
                     envelope.model_dump_json().encode(),
                     key=str(navigator.tenant_a).encode(),
                 )

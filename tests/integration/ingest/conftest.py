@@ -51,6 +51,8 @@ corpus Memory_{s} from axonstore {{
 class IngestProcess:
     topic: str
     group: str
+    persisted_topic: str
+    audit_topic: str
     port: int
     env: dict[str, str]
     docs: str
@@ -183,13 +185,19 @@ async def ingest(
         )
         for n in range(3)
     ]
+    # Its own topics, out as well as in: the stack's classifier and audit service never get work
+    # about this module's corpus, whose tables are dropped at the end.
     topic = f"test.persist.{suffix}.v1"
+    persisted_topic = f"test.persisted.{suffix}.v1"
+    audit_topic = f"test.audit.{suffix}.v1"
     settings = KafkaSettings(bootstrap=kafka_bootstrap, partitions=3)
-    await ensure_topics(settings, [topic])
+    await ensure_topics(settings, [topic, persisted_topic, audit_topic])
     port = _free_port()
     env = {
         **os.environ,
         "MNEMO_INGEST_TOPIC": topic,
+        "MNEMO_INGEST_PERSISTED_TOPIC": persisted_topic,
+        "MNEMO_INGEST_AUDIT_TOPIC": audit_topic,
         "MNEMO_INGEST_GROUP": f"test.ingest.{suffix}",
         "MNEMO_INGEST_PORT": str(port),
         "MNEMO_INGEST_PENDING_HOLD_SECONDS": "4",
@@ -207,6 +215,8 @@ async def ingest(
     process = IngestProcess(
         topic=topic,
         group=f"test.ingest.{suffix}",
+        persisted_topic=persisted_topic,
+        audit_topic=audit_topic,
         port=port,
         env=env,
         docs=f"Docs_{suffix}",

@@ -77,10 +77,10 @@ async def test_three_tenants_and_a_thousand_memories_land_exactly_once_in_their_
         )
         assert rows[0]["revision"] > before[tenant]
         announced = await ingest.count(
-            tenant, "mnemo.outbox", "topic = 'mnemo.document.persisted.v1'"
+            tenant, "mnemo.outbox", f"topic = '{ingest.persisted_topic}'"
         )
         assert announced == expected[tenant]
-        audits = await ingest.count(tenant, "mnemo.outbox", "topic = 'mnemo.audit.v1'")
+        audits = await ingest.count(tenant, "mnemo.outbox", f"topic = '{ingest.audit_topic}'")
         assert audits >= 1
 
 

@@ -18,7 +18,7 @@ from mnemo_events.consumer import build_consumer, single
 from mnemo_events.models import NavigateRequested
 from mnemo_events.provisioning import ensure_topics
 from mnemo_events.readiness import broker_reachable, partitions_ready
-from mnemo_events.topics import NAVIGATE_REQUESTED
+from mnemo_events.topics import TOPICS
 from mnemo_store import LoadLimits, Store, TenantTransaction
 from mnemo_store.graph_cache import GraphCache
 from mnemo_telemetry.asgi import HttpMetricsMiddleware, fastapi_telemetry
@@ -33,7 +33,6 @@ from mnemo_navigator.subscribers import navigate_requested_handler
 from mnemo_navigator.use_cases import CorpusEntry, Navigator, Policy
 
 SERVICE = "navigator"
-GROUP = "mnemo.navigator"
 _UNAVAILABLE = (OSError, asyncpg.PostgresConnectionError, asyncpg.CannotConnectNowError)
 
 
@@ -117,8 +116,8 @@ def create_app(
         broker = create_broker(settings.kafka, client_id="mnemo.navigator")
         _, subscriber = build_consumer(
             broker,
-            topic=NAVIGATE_REQUESTED,
-            group=GROUP,
+            topic=settings.requests_topic,
+            group=settings.group,
             data_model=NavigateRequested,
             handler=single(navigate_requested_handler(navigator, broker)),
             settings=settings.kafka,
@@ -142,7 +141,7 @@ def create_app(
     async def start() -> None:
         await database.open()
         if broker is not None:
-            await ensure_topics(settings.kafka)
+            await ensure_topics(settings.kafka, sorted({*TOPICS, settings.requests_topic}))
             await broker.start()
 
     async def stop() -> None:

@@ -14,6 +14,7 @@ from mnemo_auth import DEFAULT_AUDIENCE, DEFAULT_ISSUER, DEVELOPMENT_SECRET, Tok
 from mnemo_axon.where import parse_filter
 from mnemo_axon.where.syntax import ParameterRef, StringValue
 from mnemo_events.settings import KafkaSettings
+from mnemo_events.topics import NAVIGATE_REQUESTED
 from mnemo_telemetry.tracing import TracingSettings
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -49,6 +50,11 @@ class Settings(BaseSettings):
     """`MNEMO_OTLP_ENDPOINT`: where spans go (none: made, exported nowhere)."""
     consume_requests: bool = True
     """Serve `mnemo.navigate.requested.v1` (off: HTTP only, no broker needed)."""
+    requests_topic: str = NAVIGATE_REQUESTED
+    """The topic of navigate requests (a test's own process gives its own, so it never competes
+    with the stack's navigator for requests)."""
+    group: str = "mnemo.navigator"
+    """Kafka consumer group. The inbox always deduplicates as `mnemo.navigator`, whatever the group."""
 
     @field_validator("pinned_scopes")
     @classmethod
