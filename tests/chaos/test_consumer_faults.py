@@ -3,9 +3,12 @@ with service processes of the test's own."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import time
 import uuid
 
+import httpx
 import pytest
 from mnemo_events.dead_letters import REASON
 
@@ -155,3 +158,33 @@ async def test_five_percent_poison_is_dead_lettered_with_reasons_and_the_rest_ke
     clean, poisoned = max(rates["clean"]), max(rates["poisoned"])
     print({"clean_rows_per_second": clean, "poisoned_rows_per_second": poisoned})
     assert poisoned >= 0.8 * clean, rates
+
+
+async def test_a_missing_grant_holds_the_stream_with_readiness_false_and_dead_letters_nothing(
+    world: World,
+) -> None:
+    # Ingest connected as a role without ingest's grants (the relay's): a deployment fault.
+    misconfigured = world.ingest("ingest-without-grants")
+    misconfigured.env["MNEMO_INGEST_DATABASE_URL"] = world.stack.url("relay")
+    misconfigured.start()
+    stream = Stream(world, 50, links=1)
+    deadline = time.monotonic() + 90
+    await world.produce(stream.records)
+    while await misconfigured.readiness() != 503:
+        assert time.monotonic() < deadline, misconfigured.tail()
+        await asyncio.sleep(0.2)
+    async with httpx.AsyncClient() as client:
+        body = (await client.get(f"http://127.0.0.1:{misconfigured.port}/readyz")).json()
+    assert "InsufficientPrivilegeError" in json.dumps(body), body
+    await asyncio.sleep(3)  # several retry rounds: still nothing written, nothing dead-lettered
+    assert await stream.landed() == 0
+    assert misconfigured.process is not None
+    assert misconfigured.process.poll() is None
+    code, _ = misconfigured.terminate()
+    assert code == 0
+    fixed = world.ingest("ingest-with-grants")
+    fixed.start()
+    await fixed.ready()
+    await world.until(stream.all_landed, wait=120)
+    await assert_exactly_once(stream, classified=False)
+    assert await world.read(world.topic("persist") + ".dlt", 1, wait=3) == []
