@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from mnemo_axon.compiler import load_deployment
 from mnemo_store import EdgeDelta, LoadLimits, RowLimitExceededError, StoreCorpus
-from mnemo_store.binary_copy import CopyFormatError, fixed_rows, variable_rows
+from mnemo_store.binary_copy import CopyFormatError, fixed_rows
 from mnemo_store.loading import KeyKind, decode_documents, decode_edges, load_queries
 from mnemo_store.reinforcement import SCOPE_FIRST_PARAM, batch, reinforcement_sql
 from mnemo_store.scope import Scope, render_scope
@@ -65,11 +65,6 @@ def test_fixed_rows_decode_in_one_array_and_refuse_a_null_or_wrong_width() -> No
         )
     with pytest.raises(CopyFormatError, match="signature"):
         fixed_rows(b"nope" * 10, [("k", ">i4")])
-
-
-def test_variable_rows_keep_nulls_and_raw_bytes() -> None:
-    data = HEADER + row(b"\x01\x02", "ü".encode(), None) + TRAILER
-    assert variable_rows(data, [False, True, True]) == [[b"\x01\x02"], ["ü"], [None]]
 
 
 def test_documents_and_edges_decode_into_positions_in_document_order() -> None:

@@ -19,7 +19,7 @@ from mnemo_mdn import axon_mode, mdn_mode
 from mnemo_mdn.errors import ParameterError
 from mnemo_mdn.frontier import Direction, incident_edges, negative_incidence
 from mnemo_mdn.graph import CorpusGraph, Edge
-from mnemo_mdn.memory import Memory, Outcome, apply_memory, bias_vector, recent
+from mnemo_mdn.memory import Memory, apply_memory, bias_vector, recent
 from mnemo_mdn.params import DEFAULT_PARAMS, MdnParams
 from mnemo_mdn.relations import RELATION_TYPES
 from mnemo_mdn.relevance import QueryView, query_view, title_view
@@ -91,9 +91,6 @@ class Navigation:
     def output(self) -> str:
         """The reference runtime's output: the hits' titles joined with newlines."""
         return "\n".join(hit.title for hit in self.hits)
-
-    def to_outcome(self, sequence: int = 0) -> Outcome:
-        return Outcome(path=self.path, score=self.coverage, sequence=sequence)
 
     def to_json(self) -> dict[str, object]:
         """`{"hits": [...], "trail", "coverage", "diagnostics"}`, the CLI's and the API's shape."""

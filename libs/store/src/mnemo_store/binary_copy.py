@@ -57,33 +57,3 @@ def fixed_rows(data: bytes, columns: Sequence[tuple[str, str]]) -> npt.NDArray[n
         if rows.size and not bool((rows[f"_len_{name}"] == width).all()):
             raise CopyFormatError(f"binary COPY column {name!r} is not always {width} bytes wide")
     return rows
-
-
-def variable_rows(data: bytes, decode: Sequence[bool]) -> list[list[str | bytes | None]]:
-    """The columns of a stream with variable-width columns, each as a list (None for SQL NULL).
-
-    `decode[i]` says whether column i is UTF-8 text (decoded to `str`) or raw bytes (kept as
-    `bytes`, for binary keys decoded later in bulk).
-    """
-    width = len(decode)
-    columns: list[list[str | bytes | None]] = [[] for _ in range(width)]
-    plan = [(column.append, as_text) for column, as_text in zip(columns, decode, strict=True)]
-    position = body_offset(data)
-    end = len(data) - _TRAILER_BYTES
-    from_bytes = int.from_bytes
-    while position < end:
-        if from_bytes(data[position : position + 2], "big") != width:
-            raise CopyFormatError(
-                f"binary COPY row at byte {position} does not have {width} fields"
-            )
-        position += 2
-        for append, as_text in plan:
-            length = from_bytes(data[position : position + 4], "big", signed=True)
-            position += 4
-            if length < 0:
-                append(None)
-                continue
-            value = data[position : position + length]
-            append(value.decode("utf-8") if as_text else value)
-            position += length
-    return columns

@@ -25,7 +25,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from mnemo_axon.column_types import AxonType
 from mnemo_axon.ir import ColumnDecl, CorpusKind, DefaultKind, Deployment, StoreDecl
 from mnemo_axon.rules import deployment_problems
 
@@ -98,10 +97,6 @@ class StorePlan:
 
     steps: tuple[PlanStep, ...]
     refused: tuple[str, ...] = ()
-
-    @property
-    def is_empty(self) -> bool:
-        return not self.steps and not self.refused
 
 
 @dataclass(frozen=True, slots=True)
@@ -433,8 +428,3 @@ def _extend(
     if corpora and existing.reset_corpora != corpora:
         steps += _reset_trigger_steps(store, corpora, identity or (ROW_ID_COLUMN,))
     return steps
-
-
-def type_in_catalog(axon_type: AxonType) -> str:
-    """How format_type() prints the column type `axon_type` is created with."""
-    return _CATALOG_TYPE_NAMES.get(axon_type.postgres, axon_type.postgres)

@@ -14,7 +14,6 @@ STORE_SCHEMA: Final = "axon_stores"
 TENANT_COLUMN: Final = "axon_tenant"
 # Added to a store that declares no primary key, so every row still has a key leading with the tenant.
 ROW_ID_COLUMN: Final = "axon_row_id"
-HIDDEN_COLUMNS: Final = frozenset({TENANT_COLUMN, ROW_ID_COLUMN})
 # Postgres truncates longer identifiers silently, which could make two index names collide.
 _MAX_IDENTIFIER_BYTES: Final = 63
 

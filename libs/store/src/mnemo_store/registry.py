@@ -204,11 +204,6 @@ async def read_statuses(connection: asyncpg.Connection) -> dict[str, str]:
     return {row["corpus_id"]: row["status"] for row in rows}
 
 
-async def lint_registry(connection: asyncpg.Connection) -> list[str]:
-    """`lint_routes` over the routes and corpora the database holds now."""
-    return lint_routes(await list_routes(connection), await read_statuses(connection))
-
-
 async def routes_using(connection: asyncpg.Connection, corpus_id: str) -> tuple[str, ...]:
     """The active routes whose scope names `corpus_id`, by id (the seed's "Uses" lookup)."""
     rows = await connection.fetch(

@@ -102,10 +102,6 @@ class CompiledWhere:
     next_param_index: int
     bound: Filter
 
-    @property
-    def param_list(self) -> list[object]:
-        """`params` as a list (for APIs that want one)."""
-        return list(self.params)
 
 
 def render_filter(
