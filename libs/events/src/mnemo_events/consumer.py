@@ -371,6 +371,7 @@ def subscribe(
         batch=batch,
         max_records=settings.batch_max_records if batch else None,
         batch_timeout_ms=settings.batch_timeout_ms,
+        max_partition_fetch_bytes=settings.max_partition_fetch_bytes,
         decoder=_raw,
     )
 

@@ -32,6 +32,11 @@ class KafkaSettings(BaseSettings):
     batch_max_records: int = Field(default=500, ge=1)
     """Most records a batch consumer takes at once."""
     batch_timeout_ms: int = Field(default=200, ge=1)
+    max_partition_fetch_bytes: int = Field(default=64 * 1024, ge=1024)
+    """Most bytes one fetch takes from one partition. The client hands out a partition's fetched
+    records before the next partition's, so this bounds how long a busy partition's backlog can
+    keep the others of the same consumer waiting (the client's 1 MiB default let one backlog hold
+    every other partition for thousands of records); a larger producer batch is still fetched."""
     graceful_timeout_seconds: float = Field(default=8.0, gt=0)
     """How long a stopping consumer waits for the batch in hand (SIGTERM must end within 10 s)."""
     request_timeout_ms: int = Field(default=10_000, ge=1000)
