@@ -135,6 +135,39 @@ async def test_decisions_outside_the_candidates_are_refused_with_a_reason() -> N
     ]
 
 
+class Repeating:
+    async def classify(
+        self, document: DocumentKeys, candidates: Sequence[DocumentKeys], rarity: Rarity
+    ) -> Sequence[EdgeDecision]:
+        return [
+            EdgeDecision(document.id, SINGER, "cite", 0.5),
+            EdgeDecision(SINGER, document.id, "cite", 0.25),
+            EdgeDecision(document.id, SINGER, "cite", 0.75),
+            EdgeDecision(document.id, SINGER, "corroborate", 0.5),
+        ]
+
+
+async def test_an_edge_decided_twice_is_published_once_with_its_heaviest_weight() -> None:
+    envelope = event(song("c"))
+    commands, refused = await use_case(Candidates(), Repeating()).edges_for(envelope)
+    doc = envelope.data.id
+    assert refused == []
+    assert [
+        (
+            c.data.values["from_id"],
+            c.data.values["to_id"],
+            c.data.values["etype"],
+            c.data.values["weight"],
+        )
+        for c in commands
+    ] == [
+        (doc, SINGER, "cite", 0.75),
+        (SINGER, doc, "cite", 0.25),
+        (doc, SINGER, "corroborate", 0.5),
+    ]
+    assert len({c.event_id for c in commands}) == 3
+
+
 @pytest.mark.parametrize(
     ("values", "corpus", "store", "reason"),
     [

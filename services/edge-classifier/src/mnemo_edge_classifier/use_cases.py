@@ -132,9 +132,12 @@ def valid_decisions(
     document_id: str, candidate_ids: set[str], decisions: Sequence[EdgeDecision]
 ) -> tuple[list[EdgeDecision], list[str]]:
     """Decisions that join the document to one of its candidates with a catalog type and a weight
-    in (0, 1]; and a reason for each one refused."""
+    in (0, 1], one per (source, target, type) (the heaviest, where the first was); and a reason for
+    each one refused. A repeated edge is one edge: publishing it twice would write and audit it
+    twice in one batch."""
     kept: list[EdgeDecision] = []
     refused: list[str] = []
+    at: dict[tuple[str, str, str], int] = {}
     for decision in decisions:
         ends = {decision.source, decision.target}
         if decision.etype not in RELATION_TYPES:
@@ -146,7 +149,12 @@ def valid_decisions(
         elif decision.source == decision.target:
             refused.append("an edge from a document to itself")
         else:
-            kept.append(decision)
+            edge = (decision.source, decision.target, decision.etype)
+            if edge not in at:
+                at[edge] = len(kept)
+                kept.append(decision)
+            elif decision.weight > kept[at[edge]].weight:
+                kept[at[edge]] = decision
     return kept, refused
 
 
