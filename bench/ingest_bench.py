@@ -83,6 +83,21 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+async def database_cpu(owner: asyncpg.Connection, app_name: str) -> dict[int, float]:
+    """CPU seconds so far of each Postgres backend serving sessions named `app_name` (the
+    server on this machine)."""
+    pids = await owner.fetch(
+        "SELECT pid FROM pg_stat_activity WHERE application_name = $1", app_name
+    )
+    found = {}
+    for row in pids:
+        try:
+            found[row["pid"]] = cpu_seconds(row["pid"])
+        except OSError:
+            continue
+    return found
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -161,10 +176,12 @@ async def run_service(setup: Setup, *, rows: int, batch: int, name: str) -> dict
     settings = KafkaSettings(bootstrap=BOOTSTRAP, partitions=PARTITIONS)
     await ensure_topics(settings, [topic, persisted, audit])
     port = free_port()
+    app_name = f"ingest_bench_{setup.suffix}_{name}"
     env = {
         **os.environ,
-        "MNEMO_INGEST_DATABASE_URL": INGEST,
-        "MNEMO_RELAY_DATABASE_URL": RELAY,
+        # application_name tags this run's database sessions, to read their CPU time.
+        "MNEMO_INGEST_DATABASE_URL": f"{INGEST}?application_name={app_name}",
+        "MNEMO_RELAY_DATABASE_URL": f"{RELAY}?application_name={app_name}",
         "MNEMO_INGEST_TOPIC": topic,
         "MNEMO_INGEST_PERSISTED_TOPIC": persisted,
         "MNEMO_INGEST_AUDIT_TOPIC": audit,
@@ -203,6 +220,7 @@ async def run_service(setup: Setup, *, rows: int, batch: int, name: str) -> dict
                     raise RuntimeError(f"ingest never ready: {log.read_text()[-2000:]}")
                 await asyncio.sleep(0.2)
         cpu_at_ready = cpu_seconds(process.pid)
+        database_at_ready = await database_cpu(setup.owner, app_name)
         producer = AIOKafkaProducer(bootstrap_servers=BOOTSTRAP, linger_ms=5, acks="all")
         await producer.start()
         started = time.monotonic()
@@ -231,6 +249,10 @@ async def run_service(setup: Setup, *, rows: int, batch: int, name: str) -> dict
                 raise RuntimeError(f"{name}: rows missing after {now - started:.0f} s")
             await asyncio.sleep(0.05)
         cpu = cpu_seconds(process.pid) - cpu_at_ready
+        database = await database_cpu(setup.owner, app_name)
+        database_seconds = sum(database.values()) - sum(
+            seconds for pid, seconds in database_at_ready.items() if pid in database
+        )
     finally:
         process.send_signal(signal.SIGTERM)
         try:
@@ -248,6 +270,16 @@ async def run_service(setup: Setup, *, rows: int, batch: int, name: str) -> dict
         "committed_rows_per_second": rows / committed,
         "service_cpu_seconds": cpu,
         "rows_per_service_cpu_second": rows / cpu,
+        "database_cpu_seconds": database_seconds,
+        "rows_per_database_cpu_second": rows / database_seconds,
+        # From CPU time alone, on two idle cores: one service process (one core at most, an
+        # asyncio process) beside Postgres, or two in one consumer group sharing the partitions.
+        "projected_rows_per_second_on_2_idle_cores": min(
+            rows / cpu, rows / database_seconds, 2 * rows / (cpu + database_seconds)
+        ),
+        "projected_rows_per_second_2_instances_on_2_idle_cores": 2
+        * rows
+        / (cpu + database_seconds),
         "published_rows_per_second": rows / published,
     }
 
@@ -295,7 +327,11 @@ async def main() -> None:
         print(
             f"{name}: produced in {run['produce_seconds']:.2f} s; service CPU "
             f"{run['service_cpu_seconds']:.1f} s "
-            f"({run['rows_per_service_cpu_second']:.0f} rows per CPU second)"
+            f"({run['rows_per_service_cpu_second']:.0f} rows per CPU second), Postgres CPU "
+            f"{run['database_cpu_seconds']:.1f} s ({run['rows_per_database_cpu_second']:.0f} "
+            f"rows per CPU second); projected on 2 idle cores: "
+            f"{run['projected_rows_per_second_on_2_idle_cores']:.0f} rows/s with one service "
+            f"process, {run['projected_rows_per_second_2_instances_on_2_idle_cores']:.0f} with two"
         )
     print(
         f"{'consumer':<30}{'rows':>8}{'committed s':>13}{'rows/s':>9}{'published s':>13}{'rows/s':>9}"
