@@ -200,3 +200,10 @@ def test_the_corpus_definition_is_self_contained() -> None:
     ]
     with pytest.raises(KeyError):
         deployment.corpus_definition("Nope")
+
+
+def test_a_weight_no_float_can_hold_is_a_format_error_not_a_crash() -> None:
+    data = seed_deployment().to_dict()
+    data["corpora"][2]["relations"][0]["weight"] = 10**5000
+    with pytest.raises(IrFormatError, match=r"weight: expected a number, got an integer of about"):
+        Deployment.from_dict(data)

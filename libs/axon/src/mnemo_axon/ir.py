@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 from mnemo_axon.column_types import AxonType
 from mnemo_axon.errors import IrFormatError
@@ -195,6 +194,8 @@ class Deployment:
         That is the declared documents it lists and the stores a form (d) corpus reads, so that a
         change to any of them changes the corpus's fingerprint. Raises KeyError for an unknown name.
         """
+        from mnemo_axon import ir_json
+
         corpus = self.corpus(name)
         if corpus is None:
             raise KeyError(f"no corpus named {name!r} in this deployment")
@@ -208,9 +209,11 @@ class Deployment:
         }
         return {
             "format": IR_FORMAT,
-            "corpus": _corpus_to_dict(corpus),
-            "documents": [_document_to_dict(d) for d in self.documents if d.name in declared],
-            "stores": [_store_to_dict(s) for s in self.stores if s.name in store_names],
+            "corpus": ir_json.corpus_to_dict(corpus),
+            "documents": [
+                ir_json.document_to_dict(d) for d in self.documents if d.name in declared
+            ],
+            "stores": [ir_json.store_to_dict(s) for s in self.stores if s.name in store_names],
         }
 
     def fingerprint(self, name: str) -> str:
@@ -220,12 +223,9 @@ class Deployment:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object form of the IR."""
-        return {
-            "format": IR_FORMAT,
-            "stores": [_store_to_dict(store) for store in self.stores],
-            "documents": [_document_to_dict(document) for document in self.documents],
-            "corpora": [_corpus_to_dict(corpus) for corpus in self.corpora],
-        }
+        from mnemo_axon import ir_json  # it builds on the classes of this module
+
+        return ir_json.deployment_to_dict(self)
 
     def to_json(self, *, indent: int | None = None) -> str:
         """JSON text of the IR (canonical when `indent` is None)."""
@@ -236,17 +236,9 @@ class Deployment:
     @classmethod
     def from_dict(cls, data: object) -> Deployment:
         """Rebuild a deployment from `to_dict()` output; raises IrFormatError naming the bad path."""
-        root = _Fields(data, "$")
-        fmt = root.text("format")
-        if fmt != IR_FORMAT:
-            raise IrFormatError(f"$.format: expected {IR_FORMAT!r}, got {fmt!r}")
-        deployment = cls(
-            stores=tuple(_store_from(item) for item in root.objects("stores")),
-            documents=tuple(_document_from(item) for item in root.objects("documents")),
-            corpora=tuple(_corpus_from(item) for item in root.objects("corpora")),
-        )
-        root.finish()
-        return deployment
+        from mnemo_axon import ir_json
+
+        return ir_json.deployment_from_dict(data)
 
     @classmethod
     def from_json(cls, text: str) -> Deployment:
@@ -261,274 +253,3 @@ class Deployment:
 def canonical_json(value: object) -> str:
     """Sorted keys, no insignificant whitespace, UTF-8 text: the form every fingerprint hashes."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-# --- to JSON -------------------------------------------------------------------------------------
-
-
-def _store_to_dict(store: StoreDecl) -> dict[str, Any]:
-    return {
-        "name": store.name,
-        "backend": store.backend,
-        "columns": [
-            {
-                "name": column.name,
-                "type": column.type.value,
-                "primary_key": column.primary_key,
-                "unique": column.unique,
-                "not_null": column.not_null,
-                "default": None
-                if column.default is None
-                else {"kind": column.default.kind.value, "literal": column.default.literal},
-            }
-            for column in store.columns
-        ],
-    }
-
-
-def _document_to_dict(document: DocumentDecl) -> dict[str, Any]:
-    return {
-        "name": document.name,
-        "title": document.title,
-        "source": document.source,
-        "content": document.content,
-    }
-
-
-def _corpus_to_dict(corpus: CorpusDecl) -> dict[str, Any]:
-    documents_store = corpus.documents_store
-    relations_store = corpus.relations_store
-    return {
-        "name": corpus.name,
-        "kind": corpus.kind.value,
-        "documents": [
-            {"name": ref.name, "origin": ref.origin.value, "path": ref.path}
-            for ref in corpus.documents
-        ],
-        "relations": [
-            {
-                "etype": relation.etype,
-                "from": relation.from_document,
-                "to": relation.to_document,
-                "weight": relation.weight,
-            }
-            for relation in corpus.relations
-        ],
-        "adaptive": corpus.adaptive,
-        "mcp": None
-        if corpus.mcp is None
-        else {"server": corpus.mcp.server, "resource_uri": corpus.mcp.resource_uri},
-        "documents_store": None
-        if documents_store is None
-        else {
-            "store": documents_store.store,
-            "id_column": documents_store.id_column,
-            "title_column": documents_store.title_column,
-            "body_column": documents_store.body_column,
-        },
-        "relations_store": None
-        if relations_store is None
-        else {
-            "store": relations_store.store,
-            "from_column": relations_store.from_column,
-            "to_column": relations_store.to_column,
-            "etype_column": relations_store.etype_column,
-            "weight_column": relations_store.weight_column,
-        },
-    }
-
-
-# --- from JSON -----------------------------------------------------------------------------------
-
-_Enum = TypeVar("_Enum", bound=StrEnum)
-
-
-class _Fields:
-    """Strict reader of one JSON object: typed fields, JSONPath-like errors, no unknown keys."""
-
-    def __init__(self, data: object, path: str) -> None:
-        if not isinstance(data, Mapping):
-            raise IrFormatError(f"{path}: expected an object, got {type(data).__name__}")
-        self._data: Mapping[str, object] = data
-        self.path = path
-        self._read: set[str] = set()
-
-    def _get(self, key: str, *, optional: bool = False) -> object:
-        self._read.add(key)
-        if key not in self._data:
-            if optional:
-                return None
-            raise IrFormatError(f"{self.path}: missing field {key!r}")
-        return self._data[key]
-
-    def text(self, key: str) -> str:
-        value = self._get(key)
-        if not isinstance(value, str):
-            raise IrFormatError(f"{self.path}.{key}: expected a string, got {value!r}")
-        return value
-
-    def optional_text(self, key: str) -> str | None:
-        value = self._get(key, optional=True)
-        if value is not None and not isinstance(value, str):
-            raise IrFormatError(f"{self.path}.{key}: expected a string or null, got {value!r}")
-        return value
-
-    def flag(self, key: str) -> bool:
-        value = self._get(key)
-        if not isinstance(value, bool):
-            raise IrFormatError(f"{self.path}.{key}: expected true or false, got {value!r}")
-        return value
-
-    def number(self, key: str) -> float:
-        value = self._get(key)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise IrFormatError(f"{self.path}.{key}: expected a number, got {value!r}")
-        return float(value)
-
-    def choice(self, key: str, enum: type[_Enum]) -> _Enum:
-        value = self.text(key)
-        try:
-            return enum(value)
-        except ValueError:
-            allowed = ", ".join(member.value for member in enum)
-            raise IrFormatError(
-                f"{self.path}.{key}: expected one of {allowed}, got {value!r}"
-            ) from None
-
-    def objects(self, key: str) -> list[_Fields]:
-        value = self._get(key)
-        if not isinstance(value, list):
-            raise IrFormatError(f"{self.path}.{key}: expected a list, got {value!r}")
-        return [_Fields(item, f"{self.path}.{key}[{index}]") for index, item in enumerate(value)]
-
-    def optional_object(self, key: str) -> _Fields | None:
-        value = self._get(key, optional=True)
-        return None if value is None else _Fields(value, f"{self.path}.{key}")
-
-    def finish(self) -> None:
-        unknown = sorted(set(self._data) - self._read)
-        if unknown:
-            raise IrFormatError(f"{self.path}: unknown field(s) {', '.join(map(repr, unknown))}")
-
-
-def _store_from(fields: _Fields) -> StoreDecl:
-    columns = []
-    for column in fields.objects("columns"):
-        type_name = column.text("type")
-        column_type = AxonType.from_name(type_name)
-        if column_type is None:
-            raise IrFormatError(
-                f"{column.path}.type: expected one of {', '.join(AxonType.names())}, "
-                f"got {type_name!r}"
-            )
-        default_fields = column.optional_object("default")
-        default = None
-        if default_fields is not None:
-            default = ColumnDefault(
-                kind=default_fields.choice("kind", DefaultKind),
-                literal=default_fields.optional_text("literal"),
-            )
-            default_fields.finish()
-        columns.append(
-            ColumnDecl(
-                name=column.text("name"),
-                type=column_type,
-                primary_key=column.flag("primary_key"),
-                unique=column.flag("unique"),
-                not_null=column.flag("not_null"),
-                default=default,
-            )
-        )
-        column.finish()
-    store = StoreDecl(
-        name=fields.text("name"), columns=tuple(columns), backend=fields.text("backend")
-    )
-    fields.finish()
-    return store
-
-
-def _document_from(fields: _Fields) -> DocumentDecl:
-    document = DocumentDecl(
-        name=fields.text("name"),
-        title=fields.optional_text("title"),
-        source=fields.optional_text("source"),
-        content=fields.optional_text("content"),
-    )
-    fields.finish()
-    return document
-
-
-def _corpus_from(fields: _Fields) -> CorpusDecl:
-    documents = []
-    for ref in fields.objects("documents"):
-        documents.append(
-            DocumentRef(
-                name=ref.text("name"),
-                origin=ref.choice("origin", DocumentOrigin),
-                path=ref.optional_text("path"),
-            )
-        )
-        ref.finish()
-    relations = []
-    for relation in fields.objects("relations"):
-        relations.append(
-            RelationDecl(
-                etype=relation.text("etype"),
-                from_document=relation.text("from"),
-                to_document=relation.text("to"),
-                weight=relation.number("weight"),
-            )
-        )
-        relation.finish()
-    mcp_fields = fields.optional_object("mcp")
-    mcp = None
-    if mcp_fields is not None:
-        mcp = McpSource(
-            server=mcp_fields.text("server"), resource_uri=mcp_fields.text("resource_uri")
-        )
-        mcp_fields.finish()
-    documents_fields = fields.optional_object("documents_store")
-    documents_store = None
-    if documents_fields is not None:
-        documents_store = DocumentsStoreMapping(
-            store=documents_fields.text("store"),
-            id_column=documents_fields.text("id_column"),
-            title_column=documents_fields.text("title_column"),
-            body_column=documents_fields.optional_text("body_column"),
-        )
-        documents_fields.finish()
-    relations_fields = fields.optional_object("relations_store")
-    relations_store = None
-    if relations_fields is not None:
-        relations_store = RelationsStoreMapping(
-            store=relations_fields.text("store"),
-            from_column=relations_fields.text("from_column"),
-            to_column=relations_fields.text("to_column"),
-            etype_column=relations_fields.text("etype_column"),
-            weight_column=relations_fields.text("weight_column"),
-        )
-        relations_fields.finish()
-    corpus = CorpusDecl(
-        name=fields.text("name"),
-        kind=fields.choice("kind", CorpusKind),
-        documents=tuple(documents),
-        relations=tuple(relations),
-        adaptive=fields.flag("adaptive"),
-        mcp=mcp,
-        documents_store=documents_store,
-        relations_store=relations_store,
-    )
-    fields.finish()
-    _require_kind_fields(corpus, fields.path)
-    return corpus
-
-
-def _require_kind_fields(corpus: CorpusDecl, path: str) -> None:
-    if corpus.kind is CorpusKind.MCP and corpus.mcp is None:
-        raise IrFormatError(f"{path}: an mcp corpus needs 'mcp'")
-    if corpus.kind is CorpusKind.STORE_GRAPH and (
-        corpus.documents_store is None or corpus.relations_store is None
-    ):
-        raise IrFormatError(
-            f"{path}: a store_graph corpus needs 'documents_store' and 'relations_store'"
-        )
