@@ -301,7 +301,7 @@ def test_publish_and_deprecate_change_the_status_that_corpus_list_shows(
         assert " published: " in counts
         assert " deprecated: " in counts
         row = next(line for line in listing.out.splitlines() if line.startswith(names.corpus + " "))
-        return row.split()[1]
+        return str(row.split()[1])
 
     assert listed_status() == "draft"
     published = mnemo("corpus", "publish", names.corpus)
