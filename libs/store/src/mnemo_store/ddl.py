@@ -21,7 +21,7 @@ refused with the statements it would take. A second apply of the same declaratio
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -352,79 +352,180 @@ def _extend(
     refused: list[str],
     identity: tuple[str, ...] = (),
 ) -> list[PlanStep]:
+    """The additive steps that bring `existing` up to `store`; what only a destructive change could
+    do is appended to `refused` as the statement an operator would run."""
     table = store_table(store.name)
-    steps: list[PlanStep] = []
-    declared = {column.name for column in store.columns}
-    for have_column in existing.columns:
-        if have_column.name not in declared and have_column.name not in (
-            TENANT_COLUMN,
-            ROW_ID_COLUMN,
-            CHANGE_COLUMN,
-        ):
-            refused.append(f"ALTER TABLE {table} DROP COLUMN {quote(have_column.name)};")
-    for column in store.columns:
-        have = existing.column(column.name)
-        if have is None:
-            if (column.not_null or column.primary_key) and column.default is None:
-                refused.append(
-                    f"ALTER TABLE {table} ADD COLUMN {_column_sql(column)};"
-                    "  -- NOT NULL without a default cannot be added to existing rows"
-                )
-            elif column.primary_key or column.unique:
-                refused.append(
-                    f"ALTER TABLE {table} ADD COLUMN {_column_sql(column)};  -- plus a new key"
-                )
-            else:
-                steps.append(
-                    PlanStep(
-                        f"add column {column.name} to {store.name}",
-                        f"ALTER TABLE {table} ADD COLUMN {_column_sql(column)}",
-                    )
-                )
-            continue
-        want_type = _CATALOG_TYPE_NAMES.get(column.type.postgres, column.type.postgres)
-        if have.type != want_type:
-            refused.append(
-                f"ALTER TABLE {table} ALTER COLUMN {quote(column.name)} TYPE {column.type.postgres};"
-                f"  -- was {have.type}"
-            )
-        want_not_null = column.not_null or column.primary_key
-        if have.not_null != want_not_null:
-            change = "SET NOT NULL" if want_not_null else "DROP NOT NULL"
-            refused.append(f"ALTER TABLE {table} ALTER COLUMN {quote(column.name)} {change};")
-    key = tuple(column.name for column in store.columns if column.primary_key) or (ROW_ID_COLUMN,)
-    if existing.primary_key != (TENANT_COLUMN, *key):
-        refused.append(
-            f"ALTER TABLE {table} DROP CONSTRAINT <primary key>, ADD PRIMARY KEY ({_key_list(key)});"
-            f"  -- was ({', '.join(existing.primary_key)})"
-        )
-    unique: set[tuple[str, ...]] = {
-        (TENANT_COLUMN, column.name)
+    for difference in _TABLE_DIFFERENCES:
+        refused += difference(table, store, existing)
+    key = identity or (ROW_ID_COLUMN,)
+    steps = [
+        PlanStep(f"add column {column.name} to {store.name}", _add_column_sql(table, column))
         for column in store.columns
-        if column.unique and not column.primary_key
-    }
-    for columns in sorted(unique - existing.unique):
-        refused.append(f"ALTER TABLE {table} ADD UNIQUE ({', '.join(map(quote, columns))});")
-    for columns in sorted(existing.unique - unique):
-        refused.append(f"ALTER TABLE {table} DROP CONSTRAINT <unique ({', '.join(columns)})>;")
-    if existing.column(CHANGE_COLUMN) is None:
-        steps.append(
-            PlanStep(
-                f"add the change marker to {store.name}",
-                f"ALTER TABLE {table} ADD COLUMN {_CHANGE_COLUMN_SQL}",
-            )
-        )
-    if not (existing.rls_enabled and existing.rls_forced and existing.has_policy):
-        steps.append(_rls_step(store))
+        if existing.column(column.name) is None and _new_column_refusal(column) is None
+    ]
+    steps += _missing(_BEFORE_INDEXES, store, existing, corpora, key)
     steps += [
         PlanStep(index.description, index.sql)
         for index in indexes
         if index.name not in existing.indexes
     ]
-    if not existing.has_change_trigger:
-        steps.append(_change_trigger_step(store))
-    if corpora and existing.revision_corpora != corpora:
-        steps.append(_trigger_step(store, corpora))
-    if corpora and existing.reset_corpora != corpora:
-        steps += _reset_trigger_steps(store, corpora, identity or (ROW_ID_COLUMN,))
+    steps += _missing(_AFTER_INDEXES, store, existing, corpora, key)
     return steps
+
+
+def _missing(
+    parts: tuple[MissingPart, ...],
+    store: StoreDecl,
+    existing: ExistingStore,
+    corpora: tuple[str, ...],
+    identity: tuple[str, ...],
+) -> list[PlanStep]:
+    return [
+        step
+        for missing, make in parts
+        if missing(existing, corpora)
+        for step in make(store, corpora, identity)
+    ]
+
+
+def _add_column_sql(table: str, column: ColumnDecl) -> str:
+    return f"ALTER TABLE {table} ADD COLUMN {_column_sql(column)}"
+
+
+def _new_column_refusal(column: ColumnDecl) -> str | None:
+    """Why a new column cannot be added to a table that has rows, or None when it can."""
+    if (column.not_null or column.primary_key) and column.default is None:
+        return "NOT NULL without a default cannot be added to existing rows"
+    if column.primary_key or column.unique:
+        return "plus a new key"
+    return None
+
+
+# Each difference between a declared column and the one that exists: the statement it would need.
+ColumnDifference = Callable[[str, ColumnDecl, ExistingColumn], str | None]
+
+
+def _retyped(table: str, column: ColumnDecl, have: ExistingColumn) -> str | None:
+    want = _CATALOG_TYPE_NAMES.get(column.type.postgres, column.type.postgres)
+    if have.type == want:
+        return None
+    return (
+        f"ALTER TABLE {table} ALTER COLUMN {quote(column.name)} TYPE {column.type.postgres};"
+        f"  -- was {have.type}"
+    )
+
+
+def _nullability_changed(table: str, column: ColumnDecl, have: ExistingColumn) -> str | None:
+    want_not_null = column.not_null or column.primary_key
+    if have.not_null == want_not_null:
+        return None
+    change = "SET NOT NULL" if want_not_null else "DROP NOT NULL"
+    return f"ALTER TABLE {table} ALTER COLUMN {quote(column.name)} {change};"
+
+
+_COLUMN_DIFFERENCES: tuple[ColumnDifference, ...] = (_retyped, _nullability_changed)
+
+# Each difference between a declared store and its table as a whole.
+TableDifference = Callable[[str, StoreDecl, ExistingStore], list[str]]
+
+
+def _key_changed(table: str, store: StoreDecl, existing: ExistingStore) -> list[str]:
+    key = tuple(column.name for column in store.columns if column.primary_key) or (ROW_ID_COLUMN,)
+    if existing.primary_key == (TENANT_COLUMN, *key):
+        return []
+    return [
+        f"ALTER TABLE {table} DROP CONSTRAINT <primary key>, ADD PRIMARY KEY ({_key_list(key)});"
+        f"  -- was ({', '.join(existing.primary_key)})"
+    ]
+
+
+def _unique_changed(table: str, store: StoreDecl, existing: ExistingStore) -> list[str]:
+    unique = {
+        (TENANT_COLUMN, column.name)
+        for column in store.columns
+        if column.unique and not column.primary_key
+    }
+    changes = [
+        f"ALTER TABLE {table} ADD UNIQUE ({', '.join(map(quote, columns))});"
+        for columns in sorted(unique - existing.unique)
+    ]
+    changes += [
+        f"ALTER TABLE {table} DROP CONSTRAINT <unique ({', '.join(columns)})>;"
+        for columns in sorted(existing.unique - unique)
+    ]
+    return changes
+
+
+def _dropped_columns(table: str, store: StoreDecl, existing: ExistingStore) -> list[str]:
+    declared = {column.name for column in store.columns}
+    hidden = (TENANT_COLUMN, ROW_ID_COLUMN, CHANGE_COLUMN)
+    return [
+        f"ALTER TABLE {table} DROP COLUMN {quote(have.name)};"
+        for have in existing.columns
+        if have.name not in declared and have.name not in hidden
+    ]
+
+
+def _changed_columns(table: str, store: StoreDecl, existing: ExistingStore) -> list[str]:
+    """Per declared column, in order: a new one that cannot be added, or how an existing one
+    differs (`_COLUMN_DIFFERENCES`)."""
+    changes: list[str] = []
+    for column in store.columns:
+        have = existing.column(column.name)
+        if have is None:
+            why = _new_column_refusal(column)
+            if why is not None:
+                changes.append(f"{_add_column_sql(table, column)};  -- {why}")
+            continue
+        for difference in _COLUMN_DIFFERENCES:
+            change = difference(table, column, have)
+            if change is not None:
+                changes.append(change)
+    return changes
+
+
+_TABLE_DIFFERENCES: tuple[TableDifference, ...] = (
+    _dropped_columns,
+    _changed_columns,
+    _key_changed,
+    _unique_changed,
+)
+
+# The parts Mnemo adds to every store table, each with how to tell it is missing and its steps, in
+# the order they are planned: the change marker and row-level security, then (after the indexes)
+# the triggers.
+MissingPart = tuple[
+    Callable[[ExistingStore, tuple[str, ...]], bool],
+    Callable[[StoreDecl, tuple[str, ...], tuple[str, ...]], list[PlanStep]],
+]
+_BEFORE_INDEXES: tuple[MissingPart, ...] = (
+    (
+        lambda existing, _corpora: existing.column(CHANGE_COLUMN) is None,
+        lambda store, _corpora, _identity: [
+            PlanStep(
+                f"add the change marker to {store.name}",
+                f"ALTER TABLE {store_table(store.name)} ADD COLUMN {_CHANGE_COLUMN_SQL}",
+            )
+        ],
+    ),
+    (
+        lambda existing, _corpora: (
+            not (existing.rls_enabled and existing.rls_forced and existing.has_policy)
+        ),
+        lambda store, _corpora, _identity: [_rls_step(store)],
+    ),
+)
+_AFTER_INDEXES: tuple[MissingPart, ...] = (
+    (
+        lambda existing, _corpora: not existing.has_change_trigger,
+        lambda store, _corpora, _identity: [_change_trigger_step(store)],
+    ),
+    (
+        lambda existing, corpora: bool(corpora) and existing.revision_corpora != corpora,
+        lambda store, corpora, _identity: [_trigger_step(store, corpora)],
+    ),
+    (
+        lambda existing, corpora: bool(corpora) and existing.reset_corpora != corpora,
+        _reset_trigger_steps,
+    ),
+)
