@@ -1,32 +1,39 @@
-"""`bench/quality.py --mode service`: the same questions through the running services.
+"""`bench/quality.py --mode service`: the same questions through the real services.
+
+The run starts its own ingest, edge classifier and navigator (`python -m mnemo_ingest`, …: the
+code of this checkout, on free loopback ports) on Kafka topics and consumer groups of its own, so
+neither the services `make up` runs nor anyone else's events take part, and uses the local
+Postgres and Kafka (`make up`):
 
 1. A tenant and a corpus of their own (`Quality_<suffix>`: documents and edges stores, not
    adaptive, so no question's navigation changes the next one's graph), declared and published as
    the owner role (`MNEMO_OWNER_DATABASE_URL`).
-2. Every passage is sent to ingest as a persist command (`mnemo.persist.v1`, keyed by tenant).
+2. Every passage goes to ingest as a persist command (keyed by tenant).
 3. The edge classifier receives ingest's `document.persisted` events and sends its edges back to
    ingest. The run waits until every document is stored, the classifier's and ingest's consumer
    groups have nothing left to read, and the edge count has stopped moving.
 4. Each question goes to the navigator: `POST /v1/corpora/<corpus>/navigate` with a development
-   token (`mnemo_auth.DEVELOPMENT_SECRET`, what `make up`'s navigator accepts).
+   token (`mnemo_auth.DEVELOPMENT_SECRET`), budget and direction as given.
 
 `bm25` and `navigate_no_edges` are computed in process over the same documents (the service has no
 BM25 endpoint; its flat `retrieve` ranks by Postgres full-text rank). Edge recall is read from the
-edges the services stored. The tenant, its rows and the corpus are dropped at the end.
-
-Needs `make up` (Postgres, Kafka, ingest, edge-classifier, navigator). Settings from the
-environment the Makefile exports: `MNEMO_OWNER_DATABASE_URL`, `MNEMO_KAFKA_BOOTSTRAP`,
-`MNEMO_NAVIGATOR_PORT` (8080).
+edges the services stored. The processes stop, and the tenant's rows, the corpus and its tables
+are dropped at the end. Service logs go to `bench/results/quality_service_logs/`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import signal
+import socket
+import subprocess
 import sys
 import time
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import asyncpg
 import httpx
@@ -34,7 +41,9 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from mnemo_auth import DEVELOPMENT_SECRET, mint_token
 from mnemo_axon.compiler import load_deployment
-from mnemo_events import DOCUMENT_PERSISTED, PERSIST, PersistRow, new_envelope
+from mnemo_events import PERSIST, PersistRow, new_envelope
+from mnemo_events.provisioning import ensure_topics
+from mnemo_events.settings import KafkaSettings
 from mnemo_mdn import DEFAULT_PARAMS, CorpusGraph, Edge, navigate
 from mnemo_mdn.frontier import Direction
 from mnemo_store.applier import apply_deployment
@@ -56,7 +65,7 @@ corpus Quality_{s} from axonstore {{
     relations: QualityEdges_{s}(from_id, to_id, etype, weight)
 }}
 """
-GROUPS = {"mnemo.edge-classifier": DOCUMENT_PERSISTED, "mnemo.ingest": PERSIST}
+LOGS = Path(__file__).resolve().parent / "results" / "quality_service_logs"
 SETTLE_SECONDS = 6.0
 WAIT_SECONDS = 1800.0
 
@@ -78,16 +87,115 @@ async def _tenant_count(owner: asyncpg.Connection, tenant: uuid.UUID, table: str
         return int(await owner.fetchval(f"SELECT count(*) FROM {table}"))
 
 
-async def _lag(bootstrap: str) -> int:
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Services:
+    """The three processes of one run, on topics and groups named after its suffix."""
+
+    suffix: str
+    bootstrap: str
+    ports: dict[str, int] = field(default_factory=dict)
+    processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+
+    @property
+    def persist(self) -> str:
+        return f"bench.quality.{self.suffix}.persist.v1"
+
+    @property
+    def persisted(self) -> str:
+        return f"bench.quality.{self.suffix}.document.persisted.v1"
+
+    @property
+    def groups(self) -> dict[str, str]:
+        return {
+            f"bench.quality.{self.suffix}.classifier": self.persisted,
+            f"bench.quality.{self.suffix}.ingest": self.persist,
+        }
+
+    def environment(self) -> dict[str, str]:
+        s = self.suffix
+        self.ports = {name: _free_port() for name in ("ingest", "edge-classifier", "navigator")}
+        return {
+            **os.environ,
+            "MNEMO_KAFKA_BOOTSTRAP": self.bootstrap,
+            "MNEMO_INGEST_PORT": str(self.ports["ingest"]),
+            "MNEMO_INGEST_TOPIC": self.persist,
+            "MNEMO_INGEST_PERSISTED_TOPIC": self.persisted,
+            "MNEMO_INGEST_AUDIT_TOPIC": f"bench.quality.{s}.audit.v1",
+            "MNEMO_INGEST_GROUP": f"bench.quality.{s}.ingest",
+            "MNEMO_CLASSIFIER_PORT": str(self.ports["edge-classifier"]),
+            "MNEMO_EDGE_CLASSIFIER_PORT": str(self.ports["edge-classifier"]),
+            "MNEMO_CLASSIFIER_TOPIC": self.persisted,
+            "MNEMO_CLASSIFIER_PERSIST_TOPIC": self.persist,
+            "MNEMO_CLASSIFIER_GROUP": f"bench.quality.{s}.classifier",
+            "MNEMO_NAVIGATOR_PORT": str(self.ports["navigator"]),
+            "MNEMO_NAVIGATOR_TOKEN_SECRET": DEVELOPMENT_SECRET,
+            "MNEMO_NAVIGATOR_CONSUME_REQUESTS": "false",
+        }
+
+    async def start(self) -> None:
+        await ensure_topics(
+            KafkaSettings(bootstrap=self.bootstrap),
+            [self.persist, self.persisted, f"bench.quality.{self.suffix}.audit.v1"],
+        )
+        env = self.environment()
+        LOGS.mkdir(parents=True, exist_ok=True)
+        for name, module in (
+            ("ingest", "mnemo_ingest"),
+            ("edge-classifier", "mnemo_edge_classifier"),
+            ("navigator", "mnemo_navigator"),
+        ):
+            self.processes[name] = _spawn(module, env, LOGS / f"{name}-{self.suffix}.log")
+        async with httpx.AsyncClient(timeout=2) as http:
+            for name, port in self.ports.items():
+                deadline = time.monotonic() + 90
+                while True:
+                    if self.processes[name].poll() is not None:
+                        raise SystemExit(f"service mode: {name} exited (log in {LOGS})")
+                    try:
+                        if (await http.get(f"http://127.0.0.1:{port}/readyz")).status_code == 200:
+                            break
+                    except httpx.HTTPError:
+                        pass
+                    if time.monotonic() > deadline:
+                        raise SystemExit(f"service mode: {name} not ready in 90 s (log in {LOGS})")
+                    await asyncio.sleep(0.3)
+        say(f"ingest, edge-classifier and navigator ready on ports {self.ports}")
+
+    def stop(self) -> None:
+        for process in self.processes.values():
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in self.processes.values():
+            try:
+                process.wait(20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(10)
+
+
+def _spawn(module: str, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    with log.open("ab") as sink:
+        return subprocess.Popen(
+            [sys.executable, "-m", module], env=env, stdout=sink, stderr=subprocess.STDOUT
+        )
+
+
+async def _lag(bootstrap: str, groups: dict[str, str]) -> int:
     """Records the classifier and ingest groups have not committed yet, over their topics."""
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     # Subscribed (without a group, never polled) only so that it fetches the topics' metadata.
-    consumer = AIOKafkaConsumer(*GROUPS.values(), bootstrap_servers=bootstrap, group_id=None)
+    consumer = AIOKafkaConsumer(*groups.values(), bootstrap_servers=bootstrap, group_id=None)
     await admin.start()
     await consumer.start()
     try:
         behind = 0
-        for group, topic in GROUPS.items():
+        for group, topic in groups.items():
             partitions = [
                 TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or ()
             ]
@@ -104,7 +212,9 @@ async def _lag(bootstrap: str) -> int:
         await admin.close()
 
 
-async def _persist(bootstrap: str, tenant: uuid.UUID, store: str, dataset: Dataset) -> None:
+async def _persist(
+    bootstrap: str, topic: str, tenant: uuid.UUID, store: str, dataset: Dataset
+) -> None:
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=20, acks="all")
     await producer.start()
     try:
@@ -117,9 +227,7 @@ async def _persist(bootstrap: str, tenant: uuid.UUID, store: str, dataset: Datas
                 producer="bench.quality",
                 event_type=PERSIST,
             )
-            futures.append(
-                await producer.send(PERSIST, envelope.model_dump_json().encode(), key=key)
-            )
+            futures.append(await producer.send(topic, envelope.model_dump_json().encode(), key=key))
         await asyncio.gather(*futures)
     finally:
         await producer.stop()
@@ -128,17 +236,6 @@ async def _persist(bootstrap: str, tenant: uuid.UUID, store: str, dataset: Datas
 async def _run(dataset: Dataset, direction: Direction, budget: int) -> tuple[Results, list[Edge]]:
     owner_dsn = environment("MNEMO_OWNER_DATABASE_URL")
     bootstrap = environment("MNEMO_KAFKA_BOOTSTRAP", "127.0.0.1:29092")
-    url = f"http://127.0.0.1:{environment('MNEMO_NAVIGATOR_PORT', '8080')}"
-    async with httpx.AsyncClient(timeout=30) as http:
-        for name, port in (("ingest", 8081), ("edge-classifier", 8082), ("navigator", 8080)):
-            variable = f"MNEMO_{name.upper().replace('-', '_')}_PORT"
-            probe = f"http://127.0.0.1:{os.environ.get(variable, port)}/readyz"
-            try:
-                ready = (await http.get(probe)).status_code == 200
-            except httpx.HTTPError:
-                ready = False
-            if not ready:
-                raise SystemExit(f"service mode needs the {name} service ready at {probe}: make up")
 
     suffix = uuid.uuid4().hex[:10]
     deployment = load_deployment(DECLARATIONS.format(s=suffix), f"quality_{suffix}.axon")
@@ -147,10 +244,13 @@ async def _run(dataset: Dataset, direction: Direction, budget: int) -> tuple[Res
         f"QualityDocs_{suffix}",
         f"QualityEdges_{suffix}",
     )
+    services = Services(suffix, bootstrap)
     owner = await asyncpg.connect(owner_dsn)
     tenant: uuid.UUID | None = None
     try:
-        await apply_deployment(owner, deployment, gateway_base_url=url)
+        # The tenant and corpus exist before the services start: ingest refuses a tenant it has
+        # not seen, and re-reads the registry on a miss at most once a second.
+        await apply_deployment(owner, deployment, gateway_base_url="http://127.0.0.1:8080")
         await owner.execute(
             "UPDATE mnemo.corpora SET status = 'published' WHERE corpus_id = $1", corpus
         )
@@ -158,14 +258,16 @@ async def _run(dataset: Dataset, direction: Direction, budget: int) -> tuple[Res
             "INSERT INTO mnemo.tenants (name) VALUES ($1) RETURNING tenant_id", f"quality-{suffix}"
         )
         assert tenant is not None
+        await services.start()
+        url = f"http://127.0.0.1:{services.ports['navigator']}"
         started = time.monotonic()
-        await _persist(bootstrap, tenant, docs, dataset)
+        await _persist(bootstrap, services.persist, tenant, docs, dataset)
         say(f"sent {len(dataset.passages)} documents to ingest (corpus {corpus})")
         edges_count, stable_since = -1, time.monotonic()
         while True:
             stored = await _tenant_count(owner, tenant, store_table(docs))
             count = await _tenant_count(owner, tenant, store_table(edges_table))
-            behind = await _lag(bootstrap)
+            behind = await _lag(bootstrap, services.groups)
             now = time.monotonic()
             if count != edges_count:
                 edges_count, stable_since = count, now
@@ -175,6 +277,11 @@ async def _run(dataset: Dataset, direction: Direction, budget: int) -> tuple[Res
                 and now - stable_since >= SETTLE_SECONDS
             ):
                 break
+            if stored < len(dataset.passages) and behind == 0 and now - stable_since >= 30:
+                raise SystemExit(
+                    f"service mode: ingest stored {stored} of {len(dataset.passages)} documents and"
+                    f" has nothing left to read: the rest were dead-lettered (logs in {LOGS})"
+                )
             if now - started > WAIT_SECONDS:
                 raise SystemExit(
                     f"service mode: after {WAIT_SECONDS:.0f} s, {stored} documents stored,"
@@ -219,6 +326,7 @@ async def _run(dataset: Dataset, direction: Direction, budget: int) -> tuple[Res
                     say(f"{number}/{len(dataset.questions)} questions")
         return results, edges
     finally:
+        services.stop()
         await _drop(owner, (docs, edges_table), corpus, tenant)
         await owner.close()
 
@@ -244,4 +352,8 @@ async def _drop(
 def run_service(
     dataset: Dataset, *, direction: Direction, budget: int
 ) -> tuple[Results, list[Edge]]:
+    def stop(number: int, frame: object) -> None:
+        raise SystemExit(128 + number)  # so the services are stopped and the rows dropped
+
+    signal.signal(signal.SIGTERM, stop)
     return asyncio.run(_run(dataset, direction, budget))
