@@ -3,6 +3,7 @@ tenant and scope; poison is dead-lettered with reasons; early edges wait; SIGKIL
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import random
@@ -226,3 +227,34 @@ async def test_sigkill_in_the_middle_of_ten_thousand_events_then_restart_loses_a
     assert ingest.terminate() == 0
     ingest.start()
     await ingest.ready()
+
+
+async def test_identical_rows_in_one_batch_are_written_once(ingest: IngestProcess) -> None:
+    tenant, sub = ingest.tenants[2], uuid.uuid4()
+    first, second = _doc(sub, "twice told"), _doc(sub, "told once")
+    edge = {
+        "from_id": first["id"],
+        "to_id": second["id"],
+        "etype": "cite",
+        "weight": 0.5,
+        "tenant_id": str(sub),
+    }
+    # Different events (two producers deciding the same thing), identical rows, one batch.
+    await ingest.produce(
+        [
+            envelope(tenant, ingest.docs, first),
+            envelope(tenant, ingest.docs, dict(first)),
+            envelope(tenant, ingest.docs, second),
+            envelope(tenant, ingest.edges, edge),
+            envelope(tenant, ingest.edges, dict(edge)),
+        ]
+    )
+    where = f"from_id = '{first['id']}'"
+
+    async def landed() -> bool:
+        return await ingest.count(tenant, table(ingest.edges), where) >= 1
+
+    await until(landed, wait=60)
+    await asyncio.sleep(1)  # a second write would have come with the first
+    assert await ingest.count(tenant, table(ingest.edges), where) == 1
+    assert await ingest.count(tenant, table(ingest.docs), f"id = '{first['id']}'") == 1

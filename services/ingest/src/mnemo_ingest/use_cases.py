@@ -11,6 +11,7 @@ the new documents complete, and append to the outbox one `document.persisted` pe
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -166,10 +167,16 @@ class Ingest:
             refusals.extend(await self._persist_tenant(tenant, group))
         return refusals
 
-    async def _prepare(self, commands: Sequence[Command]) -> tuple[list[_Prepared], list[Refusal]]:
+    async def _prepare(
+        self, commands: Sequence[Command]
+    ) -> tuple[list[_Prepared], list[Refusal], list[uuid.UUID]]:
+        """The commands to write, the ones refused, and the events that repeat a row an earlier
+        command of the batch writes (claimed, not written: one row, one write, one audit line)."""
         prepared: list[_Prepared] = []
         refusals: list[Refusal] = []
+        repeats: list[uuid.UUID] = []
         seen: set[uuid.UUID] = set()
+        rows: set[tuple[str, str]] = set()
         for command in commands:
             if command.event_id in seen:
                 continue  # the same event twice in one batch: the first one is written
@@ -192,18 +199,25 @@ class Ingest:
             except InvalidRow as error:
                 refusals.append(Refusal(command.ref, str(error)))
                 continue
+            identity = (use.store.name, json.dumps(row, sort_keys=True, default=str))
+            if identity in rows:
+                repeats.append(command.event_id)
+                continue
+            rows.add(identity)
             prepared.append(_Prepared(command, use, row))
-        return prepared, refusals
+        return prepared, refusals, repeats
 
     async def _persist_tenant(
         self, tenant: uuid.UUID, commands: Sequence[Command]
     ) -> list[Refusal]:
-        prepared, refusals = await self._prepare(commands)
+        prepared, refusals, repeats = await self._prepare(commands)
         if not prepared:
             return refusals
         late: list[tuple[PendingEdge, str]] = []
         async with self._store.tenant(tenant) as tx:
-            fresh = await claim_events(tx, self._consumer, [p.command.event_id for p in prepared])
+            fresh = await claim_events(
+                tx, self._consumer, [p.command.event_id for p in prepared] + repeats
+            )
             claimed = [p for p in prepared if p.command.event_id in fresh]
             if not claimed:
                 return refusals
