@@ -388,65 +388,40 @@ class _Checker:
         corpus = node.name.text
         documents, relations = node.documents, node.relations
         doc_columns = self._store_columns(corpus, "documents", documents.store)
+        edge_columns = self._store_columns(corpus, "relations", relations.store)
         id_col, title_col = documents.columns[0], documents.columns[1]
         body_col = documents.columns[2] if len(documents.columns) > 2 else None
+        from_col, to_col, etype_col, weight_col = relations.columns
         id_type = self._column_type(
             corpus, "documents", documents.store, doc_columns, id_col, "the document id"
         )
-        title_type = self._column_type(
-            corpus, "documents", documents.store, doc_columns, title_col, "the title"
-        )
-        if title_type is not None and not title_type.is_text_like:
-            self._report(
-                title_col,
-                f"Corpus '{corpus}': title column '{title_col.text}' must be text-like "
-                f"(got {title_type.value})",
-            )
+        # Every other mapped column: its store, what it means, the type it needs, and that need
+        # as the message says it.
+        mapped: list[tuple[str, Located, dict[str, AxonType] | None, Located, str, str]] = [
+            ("documents", documents.store, doc_columns, title_col, "the title", "title"),
+            (
+                "relations",
+                relations.store,
+                edge_columns,
+                from_col,
+                "the from endpoint",
+                "edge from",
+            ),
+            ("relations", relations.store, edge_columns, to_col, "the to endpoint", "edge to"),
+            ("relations", relations.store, edge_columns, etype_col, "the edge type", "edge type"),
+            ("relations", relations.store, edge_columns, weight_col, "the weight", "edge weight"),
+        ]
         if body_col is not None:
-            body_type = self._column_type(
-                corpus, "documents", documents.store, doc_columns, body_col, "the body"
+            mapped.insert(
+                1, ("documents", documents.store, doc_columns, body_col, "the body", "body")
             )
-            if body_type is not None and not body_type.is_text_like:
-                self._report(
-                    body_col,
-                    f"Corpus '{corpus}': body column '{body_col.text}' must be text-like "
-                    f"(got {body_type.value})",
-                )
-
-        edge_columns = self._store_columns(corpus, "relations", relations.store)
-        from_col, to_col, etype_col, weight_col = relations.columns
-        for endpoint, column, meaning in (
-            ("from", from_col, "the from endpoint"),
-            ("to", to_col, "the to endpoint"),
-        ):
-            endpoint_type = self._column_type(
-                corpus, "relations", relations.store, edge_columns, column, meaning
-            )
-            if endpoint_type is not None and id_type is not None and endpoint_type != id_type:
-                self._report(
-                    column,
-                    f"Corpus '{corpus}': edge {endpoint} column '{column.text}' type "
-                    f"{endpoint_type.value} must match the document id column type "
-                    f"{id_type.value} (G2: edges connect corpus members)",
-                )
-        etype_type = self._column_type(
-            corpus, "relations", relations.store, edge_columns, etype_col, "the edge type"
-        )
-        if etype_type is not None and not etype_type.is_text_like:
-            self._report(
-                etype_col,
-                f"Corpus '{corpus}': edge type column '{etype_col.text}' must be text-like "
-                f"(got {etype_type.value})",
-            )
-        weight_type = self._column_type(
-            corpus, "relations", relations.store, edge_columns, weight_col, "the weight"
-        )
-        if weight_type is not None and not weight_type.is_numeric:
-            self._report(
-                weight_col,
-                f"Corpus '{corpus}': edge weight column '{weight_col.text}' must be numeric "
-                f"(got {weight_type.value}); ω ∈ (0,1] is enforced at runtime",
-            )
+        for role, store, columns, column, meaning, label in mapped:
+            found = self._column_type(corpus, role, store, columns, column, meaning)
+            if found is None:
+                continue
+            problem = _MAPPED_COLUMN_RULES[label](found, id_type)
+            if problem is not None:
+                self._report(column, f"Corpus '{corpus}': {label} column '{column.text}' {problem}")
         return CorpusDecl(
             name=corpus,
             kind=CorpusKind.STORE_GRAPH,
@@ -465,6 +440,36 @@ class _Checker:
                 weight_column=weight_col.text,
             ),
         )
+
+
+def _text_like(found: AxonType, _id_type: AxonType | None) -> str | None:
+    return None if found.is_text_like else f"must be text-like (got {found.value})"
+
+
+def _numeric_weight(found: AxonType, _id_type: AxonType | None) -> str | None:
+    if found.is_numeric:
+        return None
+    return f"must be numeric (got {found.value}); ω ∈ (0,1] is enforced at runtime"
+
+
+def _same_as_id(found: AxonType, id_type: AxonType | None) -> str | None:
+    if id_type is None or found == id_type:
+        return None
+    return (
+        f"type {found.value} must match the document id column type {id_type.value} "
+        "(G2: edges connect corpus members)"
+    )
+
+
+# What each mapped column of a form (d) corpus must be (the message's label → its rule).
+_MAPPED_COLUMN_RULES = {
+    "title": _text_like,
+    "body": _text_like,
+    "edge type": _text_like,
+    "edge weight": _numeric_weight,
+    "edge from": _same_as_id,
+    "edge to": _same_as_id,
+}
 
 
 def _lower_document(node: DocumentNode) -> DocumentDecl:
