@@ -138,3 +138,17 @@ def test_the_planner_refuses_by_the_same_rules_an_ir_that_skipped_the_checker(
 def test_a_where_filter_naming_a_column_with_a_non_ascii_letter_says_what_names_are() -> None:
     with pytest.raises(UnexpectedCharacterError, match="column names are ASCII letters, digits"):
         parse_filter("títle = 'x'")
+
+
+@pytest.mark.parametrize("id_column", ["changed", "edge_from", "edge_to"])
+def test_a_document_id_column_named_like_a_fixed_index_keeps_its_own_index(
+    id_column: str,
+) -> None:
+    deployment = load_deployment(
+        f"axonstore S {{ schema {{ k: Text primary_key  {id_column}: Text  title: Text"
+        "  f: Text  t: Text  e: Text  w: Float } }\n"
+        f"corpus G from axonstore {{ documents: S({id_column}, title) relations: S(f, t, e, w) }}"
+    )
+    indexes = [step.sql for step in plan_stores(deployment, Catalog()).steps if "INDEX" in step.sql]
+    assert any(f'("axon_tenant", "{id_column}")' in sql for sql in indexes)
+    assert len({sql.split('"')[1] for sql in indexes}) == len(indexes)

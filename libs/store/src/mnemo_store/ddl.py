@@ -294,6 +294,13 @@ def _trigger_step(store: StoreDecl, corpora: tuple[str, ...]) -> PlanStep:
     )
 
 
+def _fixed_index_names(store: str) -> set[str]:
+    """The names of the indexes every store, or every relations store, gets whatever its columns."""
+    return {
+        object_name(store, suffix) for suffix in ("changed_idx", "edge_from_idx", "edge_to_idx")
+    }
+
+
 def _indexes(deployment: Deployment, store: StoreDecl) -> list[_Index]:
     """The indexes the store corpora reading `store` need, each once, in a stable order."""
     table = store_table(store.name)
@@ -306,6 +313,8 @@ def _indexes(deployment: Deployment, store: StoreDecl) -> list[_Index]:
         if documents is not None and documents.store == store.name:
             if key[:1] != (documents.id_column,):
                 name = object_name(store.name, f"{documents.id_column}_idx")
+                if name in _fixed_index_names(store.name):  # an id column named `changed`, say
+                    name = object_name(store.name, f"{documents.id_column}_id_idx")
                 found[name] = _Index(
                     name,
                     f"CREATE INDEX {quote(name)} ON {table} ({_key_list([documents.id_column])})",
