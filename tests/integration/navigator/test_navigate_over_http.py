@@ -214,3 +214,39 @@ async def test_another_tenants_token_sees_nothing_of_this_tenant(
     assert response.status_code == 200
     assert response.json()["items"] == []
     _ = uuid
+
+
+async def test_a_where_on_a_documents_only_column_scopes_the_documents_and_their_edges(
+    declare: Declare, new_tenant, service: Service
+) -> None:
+    arena = await declare()
+    service.pinned[arena.name] = PINNED
+    tenant = await new_tenant()
+    await arena.write(
+        tenant, docs("c1", "one") + docs("c2", "two"), edges("c1", "one") + edges("c2", "two")
+    )
+    headers = service.token(tenant, client={"tenant_id": "c1"})
+    where = "title LIKE 'liability%'"  # `title` is a column of the documents store only
+    response = await service.client.post(
+        f"/v1/corpora/{arena.name}/navigate",
+        json={"query": "liability cap termination notice", "budget": 10, "where": where},
+        headers=headers,
+    )
+    assert response.status_code == 200, response.text
+    hits = {hit["id"] for hit in response.json()["hits"]}
+    assert hits and hits <= {"one-a", "one-b"}
+    retrieved = await service.client.post(
+        f"/v1/corpora/{arena.name}/retrieve",
+        json={"query": "liability notice", "k": 10, "where": where},
+        headers=headers,
+    )
+    assert retrieved.status_code == 200, retrieved.text
+    assert {item["id"] for item in retrieved.json()["items"]} <= {"one-a", "one-b"}
+    for unknown in ("colour == 'red'", "weight > 0.1"):  # on neither store / edges only
+        refused = await service.client.post(
+            f"/v1/corpora/{arena.name}/navigate",
+            json={"query": "liability", "where": unknown},
+            headers=headers,
+        )
+        assert refused.status_code == 422, refused.text
+        assert f"'{unknown.split()[0]}'" in refused.text

@@ -174,7 +174,7 @@ def load_queries(
             f" {code}, {weight} FROM {edges_table}"
             f" LEFT JOIN axon_docs AS f ON f.axon_doc_id = {source}"
             f" LEFT JOIN axon_docs AS t ON t.axon_doc_id = {target}"
-            f" WHERE {scope.sql} {edge_limit}"
+            f" WHERE {scope.edges_sql} {edge_limit}"
         )
     else:
         cast, zero = ("", _ZERO_UUID) if kind is KeyKind.UUID else ("::int8", "0::int8")
@@ -191,7 +191,7 @@ def load_queries(
         missing = " OR ".join(f"{column} IS NULL" for column in nullable) or "false"
         edges = (
             f"SELECT {key_column}{ends[0]}, {ends[1]}, ({missing})::int::int2, {code}, {weight}"
-            f" FROM {edges_table} WHERE {scope.sql} {edge_limit}"
+            f" FROM {edges_table} WHERE {scope.edges_sql} {edge_limit}"
         )
     return LoadQueries(kind, documents, edges, scope.params, keyed=edge_key is not None)
 

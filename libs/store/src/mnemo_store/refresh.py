@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 from mnemo_axon.column_types import AxonType
 from mnemo_mdn.graph import CorpusGraph
+from mnemo_mdn.incremental import GraphChange, carry_over
 
 from mnemo_store.identifiers import ROW_ID_COLUMN, quote, store_table
 from mnemo_store.loading import _TYPE_CODE_CASES, GraphArrays, LoadLimits
@@ -105,7 +106,7 @@ def changed_edges_sql(corpus: StoreCorpus, key: str, scope: RenderedScope) -> st
     """Edges changed since snapshot `$2` (xmin `$1`); scope from `$3`."""
     changed = _CHANGED.format(alias="e", column=quote(CHANGE_COLUMN))
     return (
-        f"SELECT {_edge_columns(corpus, key, scope.sql)}"
+        f"SELECT {_edge_columns(corpus, key, scope.edges_sql)}"
         f" FROM {store_table(corpus.relations.name)} AS e WHERE {changed}"
     )
 
@@ -115,7 +116,7 @@ def incident_edges_sql(corpus: StoreCorpus, key: str, scope: RenderedScope) -> s
     kind = corpus.id_type.postgres
     ids = f"$1::text[]::{kind}[]"
     return (
-        f"SELECT {_edge_columns(corpus, key, scope.sql)}"
+        f"SELECT {_edge_columns(corpus, key, scope.edges_sql)}"
         f" FROM {store_table(corpus.relations.name)} AS e"
         f" WHERE e.{quote(corpus.from_column)} = ANY({ids})"
         f" OR e.{quote(corpus.to_column)} = ANY({ids})"
@@ -187,6 +188,8 @@ class GraphRows:
     edge_weight: npt.NDArray[np.float64]
     documents_read: int = 0  # rows read to make these rows: all of them, or only the changes
     edges_read: int = 0
+    # From the rows these were merged from: where each document went, which are new or changed.
+    change: GraphChange | None = None
 
     @property
     def xmin(self) -> str:
@@ -220,8 +223,11 @@ class GraphRows:
             edges_read=arrays.n_edges,
         )
 
-    def to_graph(self) -> CorpusGraph:
-        return CorpusGraph.from_arrays(
+    def to_graph(self, previous: CorpusGraph | None = None) -> CorpusGraph:
+        """The graph of these rows. `previous`, the graph of the rows they were merged from,
+        hands over what it computed that still holds (`mnemo_mdn.incremental.carry_over`: the
+        term index, updated for the changed documents, and EPR as a warm start)."""
+        graph = CorpusGraph.from_arrays(
             self.ids,
             self.titles,
             bodies=self.bodies,
@@ -231,6 +237,9 @@ class GraphRows:
             edge_weight=self.edge_weight,
             order="id",
         )
+        if previous is not None and self.change is not None:
+            carry_over(previous, graph, self.change)
+        return graph
 
     def position(self, doc_id: str) -> int:
         """The document's position, or -1."""
@@ -333,6 +342,8 @@ def merge(
             weight = np.insert(weight, where, edges.weight[new])
     if key.shape[0] > limits.max_edges:
         return None
+    locate = _Positions(ids)
+    changed = sorted({int(remap[k]) for k in updated} | {locate(d.id) for d in additions})
     return GraphRows(
         snapshot=snapshot,
         revision=revision,
@@ -347,6 +358,7 @@ def merge(
         edge_weight=weight,
         documents_read=len(documents),
         edges_read=len(edges),
+        change=GraphChange(remap, np.array(changed, dtype=np.int64)),
     )
 
 

@@ -109,9 +109,9 @@ def reinforcement_sql(corpus: StoreCorpus, scope: RenderedScope) -> str:
         low=MIN_WEIGHT,
         high=MAX_WEIGHT,
         match_l=match.format(
-            a="l", source=source, target=target, etype=etype, weight=weight, scope=scope.sql
+            a="l", source=source, target=target, etype=etype, weight=weight, scope=scope.edges_sql
         ),
         match_e=match.format(
-            a="e", source=source, target=target, etype=etype, weight=weight, scope=scope.sql
+            a="e", source=source, target=target, etype=etype, weight=weight, scope=scope.edges_sql
         ),
     )
