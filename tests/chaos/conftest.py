@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -83,7 +84,7 @@ def shared_stack() -> Stack:
 
 @pytest.fixture(scope="module")
 def private_stack() -> Iterator[Stack]:
-    """A Kafka and a Postgres of these tests alone (ports 30092/30093 and 26432 unless set),
+    """A Kafka and a Postgres of these tests alone (on free ports, state under .local/chaos),
     migrated like the shared one; stopped at the end."""
     local = ROOT / ".local" / "chaos"
     local.mkdir(parents=True, exist_ok=True)
@@ -91,14 +92,18 @@ def private_stack() -> Iterator[Stack]:
         link = local / jars.name
         if not link.exists():
             link.symlink_to(jars)  # the broker's jars, fetched once by `make up`
-    pg_port = int(os.environ.get("MNEMO_CHAOS_PG_PORT", "26432"))
-    kafka_port = int(os.environ.get("MNEMO_CHAOS_KAFKA_PORT", "30092"))
+    # Free ports of the moment (another checkout's stack may hold any fixed choice); the broker's
+    # storage is formatted afresh for them.
+    pg_port = int(os.environ.get("MNEMO_CHAOS_PG_PORT") or free_port())
+    kafka_port = int(os.environ.get("MNEMO_CHAOS_KAFKA_PORT") or free_port())
+    controller_port = free_port()
+    shutil.rmtree(local / "kafka", ignore_errors=True)
     env = {
         **os.environ,
         "MNEMO_LOCAL": str(local),
         "MNEMO_PG_PORT": str(pg_port),
         "MNEMO_KAFKA_PORT": str(kafka_port),
-        "MNEMO_KAFKA_CONTROLLER_PORT": str(kafka_port + 1),
+        "MNEMO_KAFKA_CONTROLLER_PORT": str(controller_port),
     }
     stack = Stack(pg_port, f"127.0.0.1:{kafka_port}", env)
     stack.script("postgres", "up")
@@ -157,6 +162,13 @@ class Service:
             assert self.process.poll() is None, self.tail()
             assert time.monotonic() < deadline, f"{self.module} never ready: {self.tail()}"
             await asyncio.sleep(0.2)
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time the process has used so far (Linux)."""
+        assert self.process is not None
+        stat = Path(f"/proc/{self.process.pid}/stat").read_text()
+        fields = stat.rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def tail(self) -> str:
         return self.log.read_text(errors="replace")[-3000:]
@@ -305,6 +317,15 @@ class World:
             async with connection.transaction():
                 await connection.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
                 return await connection.fetchval(sql)
+        finally:
+            await connection.close()
+
+    async def rows(self, tenant: uuid.UUID, sql: str) -> list[asyncpg.Record]:
+        connection = await asyncpg.connect(self.stack.url("owner"), timeout=5)
+        try:
+            async with connection.transaction():
+                await connection.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
+                return list(await connection.fetch(sql))
         finally:
             await connection.close()
 

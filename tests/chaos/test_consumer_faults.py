@@ -125,9 +125,13 @@ async def test_five_percent_poison_is_dead_lettered_with_reasons_and_the_rest_ke
     ingest.start()
     await ingest.ready()
     tenant = world.tenants[0]
-    rates: dict[str, list[float]] = {"clean": [], "poisoned": []}
+    # Throughput as valid rows per CPU second of the service: on a shared machine the wall clock
+    # measures the neighbours; the service's own CPU time measures what the poison costs it.
+    rows = {"clean": 0, "poisoned": 0}
+    cpu = {"clean": 0.0, "poisoned": 0.0}
+    wall = {"clean": 0.0, "poisoned": 0.0}
     poisoned_total = 0
-    for round_ in range(2):
+    for round_ in range(3):
         for mode in ("clean", "poisoned"):
             sub = uuid.uuid4()
             valid = [
@@ -140,14 +144,16 @@ async def test_five_percent_poison_is_dead_lettered_with_reasons_and_the_rest_ke
                 poisoned_total += len(bad)
                 for n, record in enumerate(bad):
                     records.insert(n * 20 + 10, record)
-            started = time.monotonic()
+            started, used = time.monotonic(), ingest.cpu_seconds()
             await world.produce(records)
 
             async def landed(sub: uuid.UUID = sub, expected: int = len(valid)) -> bool:
                 return await world.count(tenant, f"tenant_id = '{sub}'") >= expected
 
             await world.until(landed, wait=180, every=0.05)
-            rates[mode].append(len(valid) / (time.monotonic() - started))
+            cpu[mode] += ingest.cpu_seconds() - used
+            wall[mode] += time.monotonic() - started
+            rows[mode] += len(valid)
             assert await world.count(tenant, f"tenant_id = '{sub}'") == len(valid)
     letters = await world.read(world.topic("persist") + ".dlt", poisoned_total, wait=60)
     assert len(letters) == poisoned_total
@@ -155,9 +161,10 @@ async def test_five_percent_poison_is_dead_lettered_with_reasons_and_the_rest_ke
     for kind, words in POISON:
         expected = sum(1 for n in range(poisoned_total) if POISON[n % len(POISON)][0] == kind)
         assert sum(words in reason for reason in reasons) >= expected, (kind, set(reasons))
-    clean, poisoned = max(rates["clean"]), max(rates["poisoned"])
-    print({"clean_rows_per_second": clean, "poisoned_rows_per_second": poisoned})
-    assert poisoned >= 0.8 * clean, rates
+    per_cpu = {mode: rows[mode] / cpu[mode] for mode in rows}
+    per_wall = {mode: rows[mode] / wall[mode] for mode in rows}
+    print({"rows_per_cpu_second": per_cpu, "rows_per_second": per_wall, "poison": poisoned_total})
+    assert per_cpu["poisoned"] >= 0.8 * per_cpu["clean"], (per_cpu, per_wall)
 
 
 async def test_a_missing_grant_holds_the_stream_with_readiness_false_and_dead_letters_nothing(
