@@ -370,6 +370,14 @@ class CorpusGraph:
             _memo=structural,
         )
 
+    def memoised(self, key: str) -> object | None:
+        """What `memo` holds for `key`, without computing it (None: nothing yet)."""
+        return self._memo.get(key)
+
+    def memo_items(self) -> list[tuple[str, object]]:
+        """Every memoised value with its key (what a successor graph may take over)."""
+        return list(self._memo.items())
+
     def memo(self, key: str, compute: Callable[[], _Memoised]) -> _Memoised:
         """`compute()` once per graph and key. Keys starting `structure:` must not read weights."""
         try:

@@ -11,6 +11,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -101,9 +102,22 @@ class TermIndex:
         return _NOWHERE if row is None else self.title_postings.documents_of(row)
 
 
+#: The memo key of a graph's term index (`incremental.carry_over` may fill it in beforehand).
+TERMS_MEMO: Final = f"{STRUCTURAL_MEMO_PREFIX}terms"
+
+
 def term_index(graph: CorpusGraph) -> TermIndex:
     """The graph's term index, built once per graph (it reads no weights)."""
-    return graph.memo(f"{STRUCTURAL_MEMO_PREFIX}terms", lambda: _build_term_index(graph))
+    return graph.memo(TERMS_MEMO, lambda: _build_term_index(graph))
+
+
+def text_pairs(titles: Sequence[str], bodies: Sequence[str | None] | None) -> Sequence[str]:
+    """The texts the term index tokenises: title, body, title, body… (text `2k` is document k's
+    title, `2k + 1` its body); the titles alone when there are no bodies."""
+    if bodies is None:
+        return titles
+    pairs = zip(titles, ("" if body is None else body for body in bodies), strict=True)
+    return list(itertools.chain.from_iterable(pairs))
 
 
 def _build_term_index(graph: CorpusGraph) -> TermIndex:
@@ -114,12 +128,7 @@ def _build_term_index(graph: CorpusGraph) -> TermIndex:
     """
     n = graph.n_documents
     with_bodies = graph.bodies.count(None) != n
-    if with_bodies:
-        bodies = ["" if body is None else body for body in graph.bodies]
-        pairs = zip(graph.titles, bodies, strict=True)
-        texts: Sequence[str] = list(itertools.chain.from_iterable(pairs))
-    else:
-        texts = graph.titles
+    texts = text_pairs(graph.titles, graph.bodies if with_bodies else None)
     found = many_token_lists(texts)
     document = found.text // 2 if with_bodies else found.text
     postings = Postings.of(found.term, document, len(found.terms), n)

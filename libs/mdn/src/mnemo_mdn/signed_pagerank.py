@@ -40,6 +40,12 @@ _DEGREE_BUCKETS: Final = 255
 _ENTRY_COST: Final = 3.0
 # Rows a pass handles at a time: its vectors' slices (several arrays of 512 KB) stay in cache.
 _ROWS_PER_STEP: Final = 65_536
+#: Memo keys of EPR results start with this; a starting vector for one is memoised under
+#: `WARM_START_PREFIX` + its key (`incremental.carry_over` puts it there).
+EPR_MEMO_PREFIX: Final = "epr:"
+WARM_START_PREFIX: Final = "warm-start:"
+
+Start = tuple[FloatArray, FloatArray]  # EPR⁺ and EPR⁻ to start from, in document order
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -64,9 +70,28 @@ class EprResult:
 
 
 def epr(graph: CorpusGraph, params: MdnParams = DEFAULT_PARAMS) -> EprResult:
-    """Signed EPR of `graph` (memoised on the graph per damping, λ, tol and max_iter)."""
-    key = f"epr:{params.damping!r}:{params.distrust_penalty!r}:{params.tol!r}:{params.max_iter}"
-    return graph.memo(key, lambda: _compute(graph, params))
+    """Signed EPR of `graph` (memoised on the graph per damping, λ, tol and max_iter).
+
+    When the graph holds a warm start for these parameters (the EPR of the graph it was refreshed
+    from, `incremental.carry_over`), each channel's power iteration starts from it instead of the
+    uniform vector; the stop rule is the same.
+    """
+    key = (
+        f"{EPR_MEMO_PREFIX}{params.damping!r}:{params.distrust_penalty!r}:{params.tol!r}"
+        f":{params.max_iter}"
+    )
+    return graph.memo(key, lambda: _compute(graph, params, _warm_start(graph, key)))
+
+
+def _warm_start(graph: CorpusGraph, key: str) -> Start | None:
+    start = graph.memoised(WARM_START_PREFIX + key)
+    if not isinstance(start, tuple) or len(start) != 2:
+        return None
+    plus, minus = start
+    n = graph.n_documents
+    if not all(isinstance(v, np.ndarray) and v.shape == (n,) for v in (plus, minus)):
+        return None
+    return plus, minus
 
 
 def teleport_vector(raw: FloatArray) -> FloatArray:
@@ -113,7 +138,7 @@ class _Channel:
     blocks: tuple[_Block, ...]  # tile the head
 
 
-def _compute(graph: CorpusGraph, params: MdnParams) -> EprResult:
+def _compute(graph: CorpusGraph, params: MdnParams, start: Start | None = None) -> EprResult:
     n = graph.n_documents
     if n == 0:
         empty = np.zeros(0, dtype=np.float64)
@@ -125,11 +150,12 @@ def _compute(graph: CorpusGraph, params: MdnParams) -> EprResult:
         blocks = max(1, min(_MAX_BLOCKS, os.cpu_count() or 1))
     else:
         blocks = 1
+    start_plus, start_minus = start if start is not None else (None, None)
     if blocks == 1:
         positive = _channel(graph, Polarity.POSITIVE, u_plus, d, blocks)
         negative = _channel(graph, Polarity.NEGATIVE, u_minus, d, blocks)
-        plus, plus_iterations = _power_iteration(positive, params, None)
-        minus, minus_iterations = _power_iteration(negative, params, None)
+        plus, plus_iterations = _power_iteration(positive, params, None, start_plus)
+        minus, minus_iterations = _power_iteration(negative, params, None, start_minus)
     else:
         # The smaller channel (fewer edges; usually distrust) is built and iterated whole by a
         # worker while this thread builds the larger one, whose passes the threads then share.
@@ -139,15 +165,19 @@ def _compute(graph: CorpusGraph, params: MdnParams) -> EprResult:
         )
         with ThreadPoolExecutor(blocks - 1, thread_name_prefix="mnemo-epr") as pool:
             if negative_is_smaller:
-                smaller = pool.submit(_whole_channel, graph, Polarity.NEGATIVE, u_minus, params)
+                smaller = pool.submit(
+                    _whole_channel, graph, Polarity.NEGATIVE, u_minus, params, start_minus
+                )
                 positive = _channel(graph, Polarity.POSITIVE, u_plus, d, blocks)
                 minus, minus_iterations = smaller.result()
-                plus, plus_iterations = _power_iteration(positive, params, pool)
+                plus, plus_iterations = _power_iteration(positive, params, pool, start_plus)
             else:
-                smaller = pool.submit(_whole_channel, graph, Polarity.POSITIVE, u_plus, params)
+                smaller = pool.submit(
+                    _whole_channel, graph, Polarity.POSITIVE, u_plus, params, start_plus
+                )
                 negative = _channel(graph, Polarity.NEGATIVE, u_minus, d, blocks)
                 plus, plus_iterations = smaller.result()
-                minus, minus_iterations = _power_iteration(negative, params, pool)
+                minus, minus_iterations = _power_iteration(negative, params, pool, start_minus)
 
     net = plus - params.distrust_penalty * minus
     for vector in (plus, minus, net):
@@ -163,10 +193,14 @@ def _compute(graph: CorpusGraph, params: MdnParams) -> EprResult:
 
 
 def _whole_channel(
-    graph: CorpusGraph, polarity: Polarity, u: FloatArray, params: MdnParams
+    graph: CorpusGraph,
+    polarity: Polarity,
+    u: FloatArray,
+    params: MdnParams,
+    start: FloatArray | None,
 ) -> tuple[FloatArray, int]:
     """One channel built and iterated in one block by the calling thread."""
-    return _power_iteration(_channel(graph, polarity, u, params.damping, 1), params, None)
+    return _power_iteration(_channel(graph, polarity, u, params.damping, 1), params, None, start)
 
 
 def _channel(
@@ -287,12 +321,16 @@ def _blocks(matrix: sp.csr_matrix, count: int) -> tuple[_Block, ...]:
 
 
 def _power_iteration(
-    channel: _Channel, params: MdnParams, pool: Executor | None
+    channel: _Channel, params: MdnParams, pool: Executor | None, start: FloatArray | None = None
 ) -> tuple[FloatArray, int]:
     """Spec §2 step 3: from `x = 1/n`, at most `max_iter` passes, stop when `Σ|next − x| < tol`.
 
     The tail is `tail_scale·teleport + tail_shift`: uniform `1/n` before the first pass, then
     `teleport + share` of the last pass. Returns the vector in document order.
+
+    A warm `start` (document order, summing to 1) replaces `1/n`: the head starts at its values,
+    the tail at `teleport + shift` with the shift its mean distance from the teleport (the tail of a
+    converged vector has exactly that form, so a start taken from a nearby graph is close to it).
     """
     n, d, head = channel.n, channel.damping, channel.head
     tail_teleport = channel.teleport[head:]
@@ -303,10 +341,16 @@ def _power_iteration(
     # part sends along tail → head edges.
     settled_base = channel.teleport[:head] + channel.from_tail_teleport
 
-    x = np.full(head, 1.0 / n)
+    if start is None:
+        x = np.full(head, 1.0 / n)
+        tail_scale, tail_shift = 0.0, 1.0 / n
+    else:
+        ordered = start.take(channel.order)
+        x = ordered[:head].copy()
+        tail_scale = 1.0
+        tail_shift = float((ordered[head:] - tail_teleport).mean()) if tail_size else 0.0
     following = np.empty(head)
     difference = np.empty(head)
-    tail_scale, tail_shift = 0.0, 1.0 / n
     first, *others = channel.blocks
     iteration, share = 0, 0.0
     for iteration in range(1, params.max_iter + 1):  # noqa: B007 (the count is the result)

@@ -22,7 +22,7 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 from mnemo_auth import Principal
@@ -408,7 +408,9 @@ class Navigator:
                 if rows is None:
                     arrays, rows = await tx.load_graph_rows(corpus, scope, limits)
                 if rows is not None:
-                    graph = await asyncio.to_thread(rows.to_graph)
+                    before = previous.graph if state == "refresh" and previous else None
+                    graph = await asyncio.to_thread(rows.to_graph, before)
+                    rows = replace(rows, change=None)  # used: the cache need not hold it
                     revision = rows.revision
                 else:
                     graph = await asyncio.to_thread(arrays.to_graph)
