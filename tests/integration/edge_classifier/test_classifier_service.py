@@ -233,7 +233,9 @@ async def test_a_persisted_document_becomes_edge_commands_with_ids_a_redelivery_
         "tenant_id": str(client),
     }
     assert first[0].tenant == classifier.tenant
-    expected_id = edge_event_id(event.event_id, EdgeDecision(song["id"], poet["id"], "cite", 1.0))
+    expected_id = edge_event_id(
+        classifier.tenant, classifier.corpus.name, EdgeDecision(song["id"], poet["id"], "cite", 1.0)
+    )
     assert first[0].event_id == expected_id
 
     await classifier.produce(classifier.record(event))  # redelivered

@@ -194,3 +194,39 @@ async def test_a_corpus_whose_store_is_gone_is_refused_at_once_and_read_afresh_n
     with pytest.raises(DocumentRefusedError, match="does not exist"):
         await case.edges_for(event(song(str(uuid.uuid4()))))
     assert directory.forgotten == ["Memory"]
+
+
+class Fixed(Candidates):
+    def __init__(self, candidate: CandidateDocument) -> None:
+        super().__init__()
+        self._candidate = candidate
+
+    async def neighbourhood(self, *args: object) -> Neighbourhood:
+        return Neighbourhood([self._candidate], {})
+
+
+async def test_a_citation_found_from_either_end_is_one_event() -> None:
+    tenant, client = uuid.uuid4(), str(uuid.uuid4())
+    song_values = song(client)
+    poet_values = {"id": SINGER, "tenant_id": client, "title": "Hilda Hilst", "body": "A poet."}
+
+    def persisted(values: dict[str, object]) -> Envelope[DocumentPersisted]:
+        return new_envelope(
+            DocumentPersisted(corpus="Memory", store="Docs", id=str(values["id"]), values=values),
+            tenant=tenant,
+            producer="test",
+            event_type="mnemo.document.persisted.v1",
+        )
+
+    def as_candidate(values: dict[str, object]) -> CandidateDocument:
+        return CandidateDocument(str(values["id"]), str(values["title"]), str(values["body"]))
+
+    scope = {"Memory": ("tenant_id",)}
+    from_song, _ = await ClassifyDocument(
+        Directory(), Fixed(as_candidate(poet_values)), LexicalClassifier(), scope
+    ).edges_for(persisted(song_values))
+    from_poet, _ = await ClassifyDocument(
+        Directory(), Fixed(as_candidate(song_values)), LexicalClassifier(), scope
+    ).edges_for(persisted(poet_values))
+    assert [c.data.values for c in from_song] == [c.data.values for c in from_poet]
+    assert [c.event_id for c in from_song] == [c.event_id for c in from_poet]

@@ -123,9 +123,26 @@ class Counts:
     rejected_decisions: int = 0
 
 
-def edge_event_id(source_event: uuid.UUID, decision: EdgeDecision) -> uuid.UUID:
-    """The same source event and edge always give the same event id (ingest's inbox dedups)."""
-    return uuid.uuid5(source_event, f"{decision.source}\x1f{decision.target}\x1f{decision.etype}")
+EDGE_EVENTS = uuid.UUID("6d6e656d-6f2e-6564-6765-2d6576656e74")
+"""Namespace of edge event ids."""
+
+
+def edge_event_id(tenant: uuid.UUID, corpus: str, decision: EdgeDecision) -> uuid.UUID:
+    """The same edge decision always gets the same event id, whichever event led to it: a
+    redelivered event publishes the same ids, and a citation found from both ends (the citing
+    document's event and the cited one's) is one event, which ingest's inbox keeps once. A decision
+    with another weight is another event."""
+    name = "\x1f".join(
+        (
+            str(tenant),
+            corpus,
+            decision.source,
+            decision.target,
+            decision.etype,
+            repr(decision.weight),
+        )
+    )
+    return uuid.uuid5(EDGE_EVENTS, name)
 
 
 def valid_decisions(
@@ -229,7 +246,7 @@ class ClassifyDocument:
                 tenant=envelope.tenant,
                 producer=PRODUCER,
                 event_type=PERSIST,
-                event_id=edge_event_id(envelope.event_id, decision),
+                event_id=edge_event_id(envelope.tenant, corpus.name, decision),
                 trace=trace,
             )
             for decision in kept
