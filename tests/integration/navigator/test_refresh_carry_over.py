@@ -12,6 +12,7 @@ import pytest
 from mnemo_mdn import epr
 from mnemo_mdn.relevance import TERMS_MEMO, TermIndex, _build_term_index, term_index
 from mnemo_store import Scope, Store
+from mnemo_store.graph_cache import CachedGraph, graph_bytes, refreshed_graph_bytes, rows_bytes
 
 from tests.integration.navigator.conftest import Declare, navigator_dsn
 from tests.unit.mdn.test_incremental import assert_same_index
@@ -80,3 +81,6 @@ async def test_a_refreshed_graph_carries_an_updated_term_index_and_a_warm_epr(
     warm, cold = epr(after), epr(full)
     assert float(np.abs(warm.epr - cold.epr).max()) <= 1e-9
     assert cold_before.iterations > 0
+    # The cache sizes the refreshed graph from the changed documents' strings only: same estimate.
+    entry = CachedGraph(before, rows.revision, graph_bytes(before) + rows_bytes(rows), rows)
+    assert refreshed_graph_bytes(entry, after, step.change) == graph_bytes(after)

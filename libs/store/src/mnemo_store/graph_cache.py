@@ -21,11 +21,12 @@ import sys
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
 from mnemo_mdn.graph import CorpusGraph
+from mnemo_mdn.incremental import GraphChange
 
 from mnemo_store.refresh import GraphRows
 
@@ -42,6 +43,24 @@ class CachedGraph:
 
 def graph_bytes(graph: CorpusGraph) -> int:
     """An estimate of the memory a graph holds: its arrays, its strings, its id index."""
+    strings = _strings_bytes(graph, range(graph.n_documents))
+    return _fixed_bytes(graph) + strings
+
+
+def refreshed_graph_bytes(previous: CachedGraph, graph: CorpusGraph, change: GraphChange) -> int:
+    """`graph_bytes(graph)` for a graph refreshed from `previous`'s by `change`, reading only the
+    strings of the documents that changed (all of them cost 0.1-0.3 s at 100k documents)."""
+    old = previous.graph
+    strings = previous.nbytes - rows_bytes(previous.rows) - _fixed_bytes(old)
+    replaced = np.isin(change.moved, change.changed) | (change.moved < 0)
+    strings -= _strings_bytes(old, np.flatnonzero(replaced).tolist())
+    strings += _strings_bytes(graph, change.changed.tolist())
+    return _fixed_bytes(graph) + strings
+
+
+def _fixed_bytes(graph: CorpusGraph) -> int:
+    """The arrays (twice: memoised derived arrays, adjacency and term index, roughly double the
+    edge arrays) and the id index's slots."""
     arrays = sum(
         int(array.nbytes)
         for array in (
@@ -54,11 +73,17 @@ def graph_bytes(graph: CorpusGraph) -> int:
         )
         if isinstance(array, np.ndarray)
     )
-    strings = sum(sys.getsizeof(text) for text in graph.ids) * 2  # ids, and the index keys
-    strings += sum(sys.getsizeof(text) for text in graph.titles)
-    strings += sum(sys.getsizeof(text) for text in graph.bodies if text is not None)
-    # Memoised derived arrays (adjacency, term index) roughly double the edge arrays.
-    return arrays * 2 + strings + 8 * 3 * graph.n_documents
+    return arrays * 2 + 8 * 3 * graph.n_documents
+
+
+def _strings_bytes(graph: CorpusGraph, positions: Iterable[int]) -> int:
+    ids, titles, bodies = graph.ids, graph.titles, graph.bodies
+    total = 0
+    for k in positions:
+        body = bodies[k]
+        total += sys.getsizeof(ids[k]) * 2 + sys.getsizeof(titles[k])  # ids, and the index keys
+        total += sys.getsizeof(body) if body is not None else 0
+    return total
 
 
 def rows_bytes(rows: GraphRows | None) -> int:
@@ -108,11 +133,18 @@ class GraphCache:
             return self._entries.get(key)
 
     def put(
-        self, key: CacheKey, graph: CorpusGraph, revision: int, rows: GraphRows | None = None
+        self,
+        key: CacheKey,
+        graph: CorpusGraph,
+        revision: int,
+        rows: GraphRows | None = None,
+        *,
+        nbytes: int | None = None,
     ) -> None:
         """Keep `graph` (built from `rows`, if given) as `key` at `revision`, unless a newer
-        revision is already cached."""
-        entry = CachedGraph(graph, revision, graph_bytes(graph) + rows_bytes(rows), rows)
+        revision is already cached. `nbytes`: the graph's `graph_bytes`, when known."""
+        size = graph_bytes(graph) if nbytes is None else nbytes
+        entry = CachedGraph(graph, revision, size + rows_bytes(rows), rows)
         with self._lock:
             old = self._entries.get(key)
             if old is not None and old.revision > revision:

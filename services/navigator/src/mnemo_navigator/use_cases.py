@@ -44,7 +44,7 @@ from mnemo_mdn import (
 from mnemo_mdn.memory import EdgeReinforcement
 from mnemo_store import EdgeDelta, GraphArrays, LoadLimits, OutboxEvent, Scope, StoreCorpus
 from mnemo_store.errors import NotAStoreCorpusError, StoreError
-from mnemo_store.graph_cache import CacheKey, GraphCache
+from mnemo_store.graph_cache import CacheKey, GraphCache, refreshed_graph_bytes
 from mnemo_store.outcomes import StoredOutcome
 from mnemo_store.refresh import GraphRows
 from mnemo_store.retrieval import FoundDocument
@@ -407,16 +407,19 @@ class Navigator:
                     state = "miss" if rows is None else "refresh"
                 if rows is None:
                     arrays, rows = await tx.load_graph_rows(corpus, scope, limits)
+                nbytes: int | None = None
                 if rows is not None:
                     before = previous.graph if state == "refresh" and previous else None
                     graph = await asyncio.to_thread(rows.to_graph, before)
+                    if state == "refresh" and previous is not None and rows.change is not None:
+                        nbytes = refreshed_graph_bytes(previous, graph, rows.change)
                     rows = replace(rows, change=None)  # used: the cache need not hold it
                     revision = rows.revision
                 else:
                     graph = await asyncio.to_thread(arrays.to_graph)
                     revision = arrays.revision
                 if caching:
-                    self._cache.put(key, graph, revision, rows)
+                    self._cache.put(key, graph, revision, rows, nbytes=nbytes)
             history: list[StoredOutcome] = []
             if corpus.adaptive:
                 history = await tx.recent_outcomes(corpus.name, digest, DEFAULT_PARAMS.horizon)
