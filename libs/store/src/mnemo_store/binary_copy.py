@@ -23,7 +23,7 @@ class CopyFormatError(StoreError):
     """The bytes are not the binary COPY stream the query should have produced."""
 
 
-def body_offset(data: bytes) -> int:
+def body_offset(data: bytes | bytearray) -> int:
     """Where the first row starts: after the signature, the flags and the header extension."""
     if not data.startswith(SIGNATURE) or len(data) < 19 + _TRAILER_BYTES:
         raise CopyFormatError("not a binary COPY stream: the PGCOPY signature is missing")
@@ -31,7 +31,7 @@ def body_offset(data: bytes) -> int:
     return 19 + extension
 
 
-def fixed_rows(data: bytes, columns: Sequence[tuple[str, str]]) -> npt.NDArray[np.void]:
+def fixed_rows(data: bytes | bytearray, columns: Sequence[tuple[str, str]]) -> npt.NDArray[np.void]:
     """The rows of a stream whose columns are all fixed-width and non-NULL, as a structured array.
 
     `columns` gives each column's name and big-endian numpy type (`">i4"`, `">f8"`, `"S16"`...).

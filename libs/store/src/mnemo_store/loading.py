@@ -46,7 +46,7 @@ _TYPE_CODE_CASES: Final = " ".join(
 
 CopyFormat = Literal["binary", "text"]
 # Runs `COPY (query) TO STDOUT (FORMAT <format>)` with bind values and returns the bytes.
-CopyQuery = Callable[[str, tuple[object, ...], CopyFormat], Awaitable[bytes]]
+CopyQuery = Callable[[str, tuple[object, ...], CopyFormat], Awaitable[bytes | bytearray]]
 
 
 class KeyKind(StrEnum):
@@ -260,7 +260,7 @@ class DocumentColumns:
 
 
 def decode_documents(
-    corpus: StoreCorpus, kind: KeyKind, data: bytes, limits: LoadLimits
+    corpus: StoreCorpus, kind: KeyKind, data: bytes | bytearray, limits: LoadLimits
 ) -> DocumentColumns:
     """The documents text COPY stream as columns (pure)."""
     has_body = corpus.body_column is not None
@@ -317,7 +317,7 @@ def decode_edges(
     corpus: StoreCorpus,
     kind: KeyKind,
     docs: DocumentColumns,
-    data: bytes,
+    data: bytes | bytearray,
     limits: LoadLimits,
     revision: int,
     *,

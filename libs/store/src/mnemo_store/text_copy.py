@@ -20,7 +20,7 @@ _ESCAPE: Final = re.compile(r"\\(.)", re.DOTALL)
 _SINGLE: Final = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 
 
-def text_columns(data: bytes, width: int) -> list[list[str | None]]:
+def text_columns(data: bytes | bytearray, width: int) -> list[list[str | None]]:
     """The `width` columns of a text COPY stream, each as a list (None for SQL NULL)."""
     if not data:
         return [[] for _ in range(width)]

@@ -46,16 +46,21 @@ _TAKE_REVISIONS = (
 
 
 def _copier(connection: asyncpg.Connection) -> CopyQuery:
-    """Runs `COPY (query) TO STDOUT (FORMAT …)` on `connection`, returning the bytes."""
+    """Runs `COPY (query) TO STDOUT (FORMAT …)` on `connection`, returning the bytes.
 
-    async def copy(query: str, params: tuple[object, ...], form: CopyFormat) -> bytes:
-        chunks: list[bytes] = []
+    Chunks are appended to one growing buffer as they arrive: joining a list of chunks at the end
+    held the whole stream twice (330 MB of edges each at a million documents); a large buffer
+    grows in place, with a little slack.
+    """
+
+    async def copy(query: str, params: tuple[object, ...], form: CopyFormat) -> bytearray:
+        buffer = bytearray()
 
         async def sink(chunk: bytes) -> None:
-            chunks.append(chunk)
+            buffer.extend(chunk)
 
         await connection.copy_from_query(query, *params, output=sink, format=form)
-        return b"".join(chunks)
+        return buffer  # read only: decoded, or viewed by numpy
 
     return copy
 
