@@ -26,7 +26,8 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
 from mnemo_axon.compiler import load_deployment
 from mnemo_events import PersistRow, new_envelope
 from mnemo_events.provisioning import ensure_topics
@@ -319,6 +320,30 @@ class World:
                 return await connection.fetchval(sql)
         finally:
             await connection.close()
+
+    async def lag(self, group: str, topic: str) -> int:
+        """Records of `topic` that consumer group `group` has not committed yet."""
+        admin = AIOKafkaAdminClient(bootstrap_servers=self.stack.bootstrap)
+        consumer = AIOKafkaConsumer(bootstrap_servers=self.stack.bootstrap)
+        await admin.start()
+        await consumer.start()
+        try:
+            committed = await admin.list_consumer_group_offsets(group)
+            partitions = [
+                TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or ()
+            ]
+            if not partitions:
+                await consumer.topics()
+                partitions = [
+                    TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or ()
+                ]
+            ends = await consumer.end_offsets(partitions)
+            return sum(
+                end - (committed[tp].offset if tp in committed else 0) for tp, end in ends.items()
+            )
+        finally:
+            await consumer.stop()
+            await admin.close()
 
     async def rows(self, tenant: uuid.UUID, sql: str) -> list[asyncpg.Record]:
         connection = await asyncpg.connect(self.stack.url("owner"), timeout=5)

@@ -130,19 +130,26 @@ async def assert_exactly_once(stream: Stream, *, classified: bool) -> dict[str, 
     return result
 
 
-async def _settled(stream: Stream, minimum: int, quiet: float = 4, wait: float = 120) -> None:
-    """Wait until the edge rows reach `minimum` and then stop changing for `quiet` seconds (the
-    classifier and ingest have caught up)."""
+async def _settled(stream: Stream, minimum: int, wait: float = 240) -> None:
+    """Wait until ingest and the classifier have caught up: both groups have committed every
+    record of their topics and the outbox is empty, twice in a row (the classifier's last edges
+    go back to ingest), with at least `minimum` edge rows."""
+    world = stream.world
     deadline = time.monotonic() + wait
-    last, since = -1, time.monotonic()
-    while time.monotonic() < deadline:
-        now = await stream.edges()
-        if now != last:
-            last, since = now, time.monotonic()
-        elif now >= minimum and time.monotonic() - since >= quiet:
-            return
-        await asyncio.sleep(0.5)
-    raise AssertionError(f"edges never settled: {last} rows, at least {minimum} expected")
+    quiet = 0
+    while quiet < 2:
+        assert time.monotonic() < deadline, f"never caught up: {await stream.edges()} edge rows"
+        backlog = (
+            await world.lag(f"chaos.ingest.{world.suffix}", world.topic("persist"))
+            + await world.lag(f"chaos.classifier.{world.suffix}", world.topic("persisted"))
+            + int(
+                await world.scalar(
+                    world.tenants[0], "SELECT count(*) FROM mnemo.outbox WHERE published_at IS NULL"
+                )
+            )
+        )
+        quiet = quiet + 1 if backlog == 0 and await stream.edges() >= minimum else 0
+        await asyncio.sleep(1)
 
 
 def _envelope(value: bytes) -> Any:

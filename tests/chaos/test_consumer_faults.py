@@ -177,13 +177,22 @@ async def test_a_missing_grant_holds_the_stream_with_readiness_false_and_dead_le
     stream = Stream(world, 50, links=1)
     deadline = time.monotonic() + 90
     await world.produce(stream.records)
-    while await misconfigured.readiness() != 503:
+
+    async def readiness() -> tuple[int, str]:
+        try:
+            async with httpx.AsyncClient(timeout=3) as client:
+                answer = await client.get(f"http://127.0.0.1:{misconfigured.port}/readyz")
+                return answer.status_code, json.dumps(answer.json())
+        except httpx.HTTPError:
+            return 0, ""  # not listening yet
+
+    while "InsufficientPrivilegeError" not in (await readiness())[1]:
         assert time.monotonic() < deadline, misconfigured.tail()
         await asyncio.sleep(0.2)
-    async with httpx.AsyncClient() as client:
-        body = (await client.get(f"http://127.0.0.1:{misconfigured.port}/readyz")).json()
-    assert "InsufficientPrivilegeError" in json.dumps(body), body
-    await asyncio.sleep(3)  # several retry rounds: still nothing written, nothing dead-lettered
+    for _ in range(10):  # retry rounds: not ready all along, nothing written or dead-lettered
+        status, body = await readiness()
+        assert (status, "InsufficientPrivilegeError" in body) == (503, True), body
+        await asyncio.sleep(0.3)
     assert await stream.landed() == 0
     assert misconfigured.process is not None
     assert misconfigured.process.poll() is None
