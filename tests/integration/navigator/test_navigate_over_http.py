@@ -234,7 +234,8 @@ async def test_a_where_on_a_documents_only_column_scopes_the_documents_and_their
     )
     assert response.status_code == 200, response.text
     hits = {hit["id"] for hit in response.json()["hits"]}
-    assert hits and hits <= {"one-a", "one-b"}
+    assert hits
+    assert hits <= {"one-a", "one-b"}
     retrieved = await service.client.post(
         f"/v1/corpora/{arena.name}/retrieve",
         json={"query": "liability notice", "k": 10, "where": where},
