@@ -39,8 +39,9 @@ class Settings(BaseSettings):
     """Corpus id → scope template; see the module docstring."""
     audit_query_text: Literal["text", "digest"] = "text"
     """Whether audit events carry the query text or only its digest."""
-    cache_max_bytes: int = Field(default=512 * 1024 * 1024, ge=0)
-    """Bound of the graph cache (0 turns it off)."""
+    cache_max_bytes: int = Field(default=2 * 1024**3, ge=0)
+    """Bound of the graph cache (0 turns it off). 2 GiB holds a million-document graph (about
+    800 MB counted with its merge rows) beside smaller ones; see the README."""
     default_budget: int = Field(default=5, ge=1, le=1000)
     max_documents: int = Field(default=2_000_000, ge=1)
     max_edges: int = Field(default=10_000_000, ge=0)
