@@ -1,10 +1,14 @@
 """The registry as ingest needs it: which tenants exist, and for each store name its declaration
-and the corpora that read it (from `mnemo.corpora`), cached and re-read on a miss."""
+and the corpora that read it (from `mnemo.corpora`), cached.
+
+A miss is always checked against the database before it counts, so a tenant created or a store
+applied a moment ago is never refused (and its rows never dead-lettered) because of the cache: an
+unknown tenant costs one primary-key lookup, an unknown store one aggregate over the registry's
+store corpora, re-read in full only when that fingerprint has changed."""
 
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from collections.abc import Sequence
 
@@ -14,7 +18,10 @@ from mnemo_store.errors import StoreError
 
 from mnemo_ingest.use_cases import Role, StoreUse
 
-RELOAD_AFTER_MISS_SECONDS = 1.0
+_TENANT_EXISTS = "SELECT EXISTS (SELECT 1 FROM mnemo.tenants WHERE tenant_id = $1)"
+_STORES_FINGERPRINT = (
+    "SELECT count(*) AS n, max(updated_at) AS changed FROM mnemo.corpora WHERE kind = 'store_graph'"
+)
 
 
 class PostgresDirectory:
@@ -22,25 +29,27 @@ class PostgresDirectory:
         self._pool = pool
         self._tenants: set[uuid.UUID] = set()
         self._stores: dict[str, StoreUse] = {}
-        self._tenants_read = 0.0
-        self._stores_read = 0.0
+        self._stores_fingerprint: tuple[object, ...] | None = None
 
     async def tenant_exists(self, tenant: uuid.UUID) -> bool:
-        if tenant not in self._tenants and self._stale(self._tenants_read):
-            rows = await self._pool.fetch("SELECT tenant_id FROM mnemo.tenants")
-            self._tenants = {row["tenant_id"] for row in rows}
-            self._tenants_read = time.monotonic()
-        return tenant in self._tenants
+        if tenant in self._tenants:
+            return True
+        if await self._pool.fetchval(_TENANT_EXISTS, tenant):
+            self._tenants.add(tenant)
+            return True
+        return False
 
     async def tenants(self) -> Sequence[uuid.UUID]:
         rows = await self._pool.fetch("SELECT tenant_id FROM mnemo.tenants ORDER BY tenant_id")
         self._tenants = {row["tenant_id"] for row in rows}
-        self._tenants_read = time.monotonic()
         return [row["tenant_id"] for row in rows]
 
     async def store(self, name: str) -> StoreUse | None:
-        if name not in self._stores and self._stale(self._stores_read):
-            await self.reload_stores()
+        if name not in self._stores:
+            fingerprint = tuple(await self._pool.fetchrow(_STORES_FINGERPRINT) or ())
+            if fingerprint != self._stores_fingerprint:
+                await self.reload_stores()
+                self._stores_fingerprint = fingerprint
         return self._stores.get(name)
 
     async def reload_stores(self) -> None:
@@ -61,8 +70,3 @@ class PostgresDirectory:
         self._stores = {
             name: StoreUse(decls[name], tuple(corpora)) for name, corpora in uses.items()
         }
-        self._stores_read = time.monotonic()
-
-    @staticmethod
-    def _stale(read_at: float) -> bool:
-        return time.monotonic() - read_at >= RELOAD_AFTER_MISS_SECONDS
