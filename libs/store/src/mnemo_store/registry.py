@@ -198,6 +198,18 @@ async def list_routes(connection: asyncpg.Connection) -> list[Route]:
     ]
 
 
+async def store_corpora_fingerprint(
+    connection: asyncpg.Connection | asyncpg.Pool,
+) -> tuple[object, ...]:
+    """What changes whenever a store corpus is registered, redefined or removed: a cache of store
+    corpora compares it on a miss and re-reads the registry only when it differs."""
+    row = await connection.fetchrow(
+        "SELECT count(*) AS n, max(updated_at) AS changed FROM mnemo.corpora"
+        " WHERE kind = 'store_graph'"
+    )
+    return (row["n"], row["changed"]) if row is not None else ()
+
+
 async def read_statuses(connection: asyncpg.Connection) -> dict[str, str]:
     """Every registered corpus id and its status."""
     rows = await connection.fetch("SELECT corpus_id, status FROM mnemo.corpora")

@@ -4,7 +4,6 @@ read as the read-only role `mnemo_classifier` under the tenant's row-level secur
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from collections.abc import Sequence
 
@@ -12,25 +11,26 @@ import asyncpg
 from mnemo_mdn.edge_classification import CandidateQuery, ClassifierOptions
 from mnemo_store import Scope, Store, StoreCorpus
 from mnemo_store.errors import StoreError
+from mnemo_store.registry import store_corpora_fingerprint
 
 from mnemo_edge_classifier.errors import CorpusGoneError
 from mnemo_edge_classifier.use_cases import Neighbourhood
 
-RELOAD_AFTER_MISS_SECONDS = 1.0
-
 
 class RegistryCorpora:
-    """Store corpora from `mnemo.corpora`, cached; a miss re-reads at most once a second."""
+    """Store corpora from `mnemo.corpora`, cached; a miss re-reads them when the registry changed
+    (so a corpus applied a moment ago is never taken for an unknown one)."""
 
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
         self._corpora: dict[str, StoreCorpus] = {}
-        self._read_at = -RELOAD_AFTER_MISS_SECONDS
+        self._fingerprint: tuple[object, ...] | None = None
 
     async def corpus(self, corpus_id: str) -> StoreCorpus | None:
-        if corpus_id not in self._corpora and (
-            time.monotonic() - self._read_at >= RELOAD_AFTER_MISS_SECONDS
-        ):
+        if corpus_id in self._corpora:
+            return self._corpora[corpus_id]
+        fingerprint = await store_corpora_fingerprint(self._pool)
+        if fingerprint != self._fingerprint:
             rows = await self._pool.fetch(
                 "SELECT corpus_id, definition::text AS definition FROM mnemo.corpora"
                 " WHERE kind = 'store_graph'"
@@ -44,13 +44,13 @@ class RegistryCorpora:
                 except (StoreError, ValueError, KeyError, TypeError):
                     continue  # a definition this version cannot read is not a corpus it serves
             self._corpora = corpora
-            self._read_at = time.monotonic()
+            self._fingerprint = fingerprint
         return self._corpora.get(corpus_id)
 
     def forget(self, corpus_id: str) -> None:
         """Drop a corpus found stale; the next lookup reads the registry again."""
         self._corpora.pop(corpus_id, None)
-        self._read_at = -RELOAD_AFTER_MISS_SECONDS
+        self._fingerprint = None
 
 
 class StoreCandidates:

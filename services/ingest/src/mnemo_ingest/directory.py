@@ -15,13 +15,11 @@ from collections.abc import Sequence
 import asyncpg
 from mnemo_store import StoreCorpus
 from mnemo_store.errors import StoreError
+from mnemo_store.registry import store_corpora_fingerprint
 
 from mnemo_ingest.use_cases import Role, StoreUse
 
 _TENANT_EXISTS = "SELECT EXISTS (SELECT 1 FROM mnemo.tenants WHERE tenant_id = $1)"
-_STORES_FINGERPRINT = (
-    "SELECT count(*) AS n, max(updated_at) AS changed FROM mnemo.corpora WHERE kind = 'store_graph'"
-)
 
 
 class PostgresDirectory:
@@ -46,7 +44,7 @@ class PostgresDirectory:
 
     async def store(self, name: str) -> StoreUse | None:
         if name not in self._stores:
-            fingerprint = tuple(await self._pool.fetchrow(_STORES_FINGERPRINT) or ())
+            fingerprint = await store_corpora_fingerprint(self._pool)
             if fingerprint != self._stores_fingerprint:
                 await self.reload_stores()
                 self._stores_fingerprint = fingerprint
