@@ -103,7 +103,6 @@ class CompiledWhere:
     bound: Filter
 
 
-
 def render_filter(
     bound: Filter,
     tables: Sequence[TableColumns],
