@@ -19,6 +19,7 @@ import numpy as np
 
 from mnemo_mdn.errors import ParameterError
 from mnemo_mdn.graph import CorpusGraph, Edge, FloatArray, IndexArray
+from mnemo_mdn.incremental import carry_epr
 from mnemo_mdn.params import DEFAULT_PARAMS, MEMORY_WEIGHT_FLOOR, MdnParams
 from mnemo_mdn.relations import RELATION_TYPES, TYPE_CODE
 
@@ -148,12 +149,14 @@ def apply_reinforcements(graph: CorpusGraph, plan: Iterable[EdgeReinforcement]) 
     if not deltas:
         return graph
     edge_keys = (graph.edge_source * n + graph.edge_target) * k + graph.edge_type
-    return _shifted(
+    shifted = _shifted(
         graph,
         edge_keys,
         np.fromiter(deltas, np.int64, len(deltas)),
         np.fromiter(deltas.values(), np.float64, len(deltas)),
     )
+    # A few weights moved: the graph's EPR is the warm start of the new one's.
+    return carry_epr(graph, shifted)
 
 
 def _shifted(
