@@ -26,7 +26,7 @@ async def test_sigkill_ingest_then_the_classifier_mid_stream_of_ten_thousand_los
     classifier.start()
     await ingest.ready()
     await classifier.ready()
-    stream = Stream(world, 2_000)  # and 7,990 edges: 9,990 events
+    stream = Stream(world, 2_004)  # and 7,996 edges: 10,000 events
     await world.produce(stream.records)
 
     async def some_rows() -> bool:
@@ -58,7 +58,7 @@ async def test_sigterm_under_load_drains_and_exits_0_within_10_seconds_losing_no
     classifier.start()
     await ingest.ready()
     await classifier.ready()
-    stream = Stream(world, 1_200)  # and 4,790 edges
+    stream = Stream(world, 1_200)  # and 4,780 edges
     await world.produce(stream.records)
 
     async def some_rows() -> bool:

@@ -45,7 +45,7 @@ async def test_a_restart_during_a_stream_is_recovered_without_a_manual_step(
     ingest = world.ingest(f"ingest-{component}")
     ingest.start()
     await ingest.ready()
-    stream = Stream(world, 1_200)  # and 4,790 edges
+    stream = Stream(world, 1_200)  # and 4,780 edges
     await world.produce(stream.records)
 
     async def some_rows() -> bool:
