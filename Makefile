@@ -70,8 +70,9 @@ lint: install ## ruff check, ruff format --check, import-linter contracts
 	$(RUN) ruff format --check .
 	$(RUN) lint-imports
 
-typecheck: install ## mypy --strict over every package
-	$(RUN) mypy libs/*/src services/*/src cli/src
+# bench/ is a folder of scripts, not a package: MYPYPATH=bench lets them import one another.
+typecheck: install ## mypy --strict over every package, the tests and the bench scripts
+	MYPYPATH=bench $(RUN) mypy libs/*/src services/*/src cli/src tests bench
 
 test: up ops ## start what the tests need (stack, services, Jaeger, Prometheus), then every tier (unit, integration, e2e, ops)
 	$(PYTEST) -m unit -q

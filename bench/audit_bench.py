@@ -127,7 +127,9 @@ async def through_service(owner: asyncpg.Connection) -> dict[str, Any]:
         while True:
             async with owner.transaction():
                 # The owner is under the tenant policy too: sum per tenant.
-                total, first, last = 0, None, None
+                total = 0
+                first: datetime | None = None
+                last: datetime | None = None
                 for tenant in tenants:
                     await owner.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
                     count, lo, hi = await owner.fetchrow(query, [tenant])
@@ -139,6 +141,9 @@ async def through_service(owner: asyncpg.Connection) -> dict[str, Any]:
             if time.monotonic() > deadline or process.poll() is not None:
                 raise RuntimeError(f"only {total} of {EVENTS} events appended")
             await asyncio.sleep(0.5)
+        # Both are set by the rows counted in total.
+        assert first is not None
+        assert last is not None
         seconds = (last - first).total_seconds()
         async with httpx.AsyncClient() as http:
             await http.get(f"http://127.0.0.1:{port}/readyz")

@@ -248,6 +248,7 @@ async def run_service(setup: Setup, *, rows: int, batch: int, name: str) -> dict
             if now > deadline or process.poll() is not None:
                 raise RuntimeError(f"{name}: rows missing after {now - started:.0f} s")
             await asyncio.sleep(0.05)
+        assert committed is not None  # published is only set once committed is
         cpu = cpu_seconds(process.pid) - cpu_at_ready
         database = await database_cpu(setup.owner, app_name)
         database_seconds = sum(database.values()) - sum(

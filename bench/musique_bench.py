@@ -27,6 +27,7 @@ import json
 import re
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -119,10 +120,11 @@ def main() -> None:
     pairs = [pair for question in questions for pair in gold_pairs(question, index_of)]
     sources: dict[str, list[Edge]] = {}
     edge_rows = []
-    for source, make in (
+    makers: tuple[tuple[str, Callable[[], list[Edge]]], ...] = (
         ("title", lambda: title_mention_edges(corpus)),
         ("lexical", lambda: lexical_edges(documents)),
-    ):
+    )
+    for source, make in makers:
         started = time.perf_counter()
         sources[source] = make()
         seconds_to_make = time.perf_counter() - started

@@ -319,7 +319,9 @@ async def main(sizes: Sequence[int]) -> None:
         await wait_ready(urls[1], cold, logs / "cold.log")
         async with await Store.connect(owner_dsn, min_size=1, max_size=2) as owner_store:
             for n in sizes:
-                results.append(await run_size(n, owner, owner_store, reader, *urls, made))
+                results.append(
+                    await run_size(n, owner, owner_store, reader, urls[0], urls[1], made)
+                )
                 print(table(results[-1:]), flush=True)
     finally:
         for process in (cached, cold):

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 import quality
@@ -171,7 +171,15 @@ def fmt(pair: tuple[float, float]) -> str:
     return f"@2 {pair[0]:5.1f} @5 {pair[1]:5.1f}"
 
 
-def with_params(config: Config, **changes: float) -> Config:
+class ParamChanges(TypedDict, total=False):
+    """The float `MdnParams` fields the trials vary."""
+
+    bm25_k1: float
+    bm25_b: float
+    trust_weight: float
+
+
+def with_params(config: Config, **changes: Unpack[ParamChanges]) -> Config:
     return dataclasses.replace(config, params=dataclasses.replace(config.params, **changes))
 
 

@@ -14,8 +14,11 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from mnemo_store.audit_chain import MAX_SAFE_INTEGER, AuditValueError, check_chain_value
 
+JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
+"""A JSON value as Python holds it: what `JSON_VALUES` draws and `rfc8785.dumps` takes."""
+
 # NUL cannot live in Postgres JSON and surrogates are not Unicode text: the chain refuses both.
-TEXT = st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\x00"), max_size=12)
+TEXT = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), max_size=12)
 FLOATS = st.floats(allow_nan=False, allow_infinity=False).filter(
     lambda f: not (f.is_integer() and abs(f) > MAX_SAFE_INTEGER)
 )
@@ -61,7 +64,7 @@ def database_jcs(connection: psycopg.Connection[Any], value: object) -> bytes:
 @example(value=[MAX_SAFE_INTEGER, -MAX_SAFE_INTEGER, 9007199254740990.0, 123456789.125e-5])
 @example(value={"s": '"\\\b\f\n\r\t\x01\x1f\x7f\u2028\u2029/é😀'})
 def test_the_database_writes_the_same_canonical_json_as_python(
-    database: psycopg.Connection[Any], value: object
+    database: psycopg.Connection[Any], value: JsonValue
 ) -> None:
     check_chain_value(value)
     assert database_jcs(database, value) == rfc8785.dumps(value)

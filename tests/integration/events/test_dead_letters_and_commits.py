@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.structs import ConsumerRecord
 from mnemo_events import PersistRow, new_envelope
 from mnemo_events.broker import create_broker, encode
 from mnemo_events.consumer import Received, Rejection, build_consumer
@@ -60,12 +61,14 @@ async def _produce(
         await producer.stop()
 
 
-async def _read_all(bootstrap: str, topic: str, count: int, wait: float = 30) -> list[object]:
+async def _read_all(
+    bootstrap: str, topic: str, count: int, wait: float = 30
+) -> list[ConsumerRecord[bytes, bytes]]:
     consumer = AIOKafkaConsumer(
         topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest", group_id=None
     )
     await consumer.start()
-    records: list[object] = []
+    records: list[ConsumerRecord[bytes, bytes]] = []
     try:
         deadline = asyncio.get_running_loop().time() + wait
         while len(records) < count and asyncio.get_running_loop().time() < deadline:
@@ -83,7 +86,8 @@ async def _committed(bootstrap: str, topic: str, group: str) -> int | None:
     )
     await consumer.start()
     try:
-        return await consumer.committed(TopicPartition(topic, 0))
+        committed: int | None = await consumer.committed(TopicPartition(topic, 0))
+        return committed
     finally:
         await consumer.stop()
 
@@ -157,21 +161,21 @@ async def test_poison_messages_are_dead_lettered_with_reasons_and_the_rest_land(
 
     assert sorted(handled) == ["first", "last"]
     assert len(letters) == 4
-    by_offset = {int(dict(r.headers)[ORIGIN_OFFSET]): r for r in letters}  # type: ignore[attr-defined]
+    by_offset = {int(dict(r.headers)[ORIGIN_OFFSET]): r for r in letters}
     assert sorted(by_offset) == [1, 2, 3, 4]
     for offset, record in by_offset.items():
-        headers = {k: v.decode() for k, v in record.headers}  # type: ignore[attr-defined]
-        assert record.value == records[offset][1]  # type: ignore[attr-defined]
-        assert record.key == records[offset][0]  # type: ignore[attr-defined]
+        headers = {k: v.decode() for k, v in record.headers}
+        assert record.value == records[offset][1]
+        assert record.key == records[offset][0]
         assert headers["origin"] == "test"
         assert headers[ORIGIN_TOPIC] == topic
         assert headers[ORIGIN_PARTITION] == "0"
     reasons = {
         offset: {k: v.decode() for k, v in r.headers}[REASON] for offset, r in by_offset.items()
-    }  # type: ignore[attr-defined]
+    }
     attempts = {
         offset: {k: v.decode() for k, v in r.headers}[ATTEMPTS] for offset, r in by_offset.items()
-    }  # type: ignore[attr-defined]
+    }
     assert reasons[1].startswith("invalid envelope")
     assert reasons[2] == "failed after 3 attempts: RuntimeError: this row always fails"
     assert attempts[2] == "3"

@@ -49,9 +49,9 @@ async def test_three_tenants_and_a_thousand_memories_land_exactly_once_in_their_
         docs_by_scope.setdefault(
             (uuid.UUID(body["tenant"]), body["data"]["values"]["tenant_id"]), []
         ).append(body["data"]["values"]["id"])
-    for (tenant, sub), ids in docs_by_scope.items():
+    for (tenant, scope), ids in docs_by_scope.items():
         for a, b in itertools.pairwise(ids):
-            edge = {"from_id": a, "to_id": b, "etype": "cite", "weight": 0.5, "tenant_id": sub}
+            edge = {"from_id": a, "to_id": b, "etype": "cite", "weight": 0.5, "tenant_id": scope}
             records.append(envelope(tenant, ingest.edges, edge))
             edges_expected[tenant] = edges_expected.get(tenant, 0) + 1
     duplicates = rng.sample(records, 50)

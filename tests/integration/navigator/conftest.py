@@ -73,6 +73,7 @@ class Arena:
 
 
 Declare = Callable[..., Awaitable[Arena]]
+NewTenant = Callable[[], Awaitable[uuid.UUID]]
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +121,7 @@ async def declare(
 @pytest.fixture(scope="module")
 async def new_tenant(
     owner_connection: asyncpg.Connection,
-) -> AsyncIterator[Callable[[], Awaitable[uuid.UUID]]]:
+) -> AsyncIterator[NewTenant]:
     made: list[uuid.UUID] = []
 
     async def make() -> uuid.UUID:

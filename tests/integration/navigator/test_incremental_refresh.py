@@ -13,7 +13,7 @@ import pytest
 from mnemo_store import Scope, Store
 from mnemo_store.refresh import GraphRows
 
-from tests.integration.navigator.conftest import Arena, Declare, Service, navigator_dsn
+from tests.integration.navigator.conftest import Arena, Declare, NewTenant, Service, navigator_dsn
 
 DOCS = [
     {
@@ -77,7 +77,7 @@ def assert_same(a: GraphRows, b: GraphRows) -> None:
 
 
 async def test_a_refresh_reads_only_the_changed_rows_and_equals_a_full_reload(
-    declare: Declare, new_tenant, reader: Store
+    declare: Declare, new_tenant: NewTenant, reader: Store
 ) -> None:
     arena = await declare(adaptive=False)
     tenant = await new_tenant()
@@ -110,7 +110,7 @@ async def test_a_refresh_reads_only_the_changed_rows_and_equals_a_full_reload(
 
 
 async def test_a_writer_that_started_earlier_and_commits_later_is_not_missed(
-    declare: Declare, new_tenant, reader: Store, owner_store: Store
+    declare: Declare, new_tenant: NewTenant, reader: Store, owner_store: Store
 ) -> None:
     arena = await declare(adaptive=False)
     tenant = await new_tenant()
@@ -145,7 +145,7 @@ async def test_a_writer_that_started_earlier_and_commits_later_is_not_missed(
 
 
 async def test_rows_leaving_and_entering_the_scope_are_removed_and_restored_with_their_edges(
-    declare: Declare, new_tenant, reader: Store, owner_store: Store
+    declare: Declare, new_tenant: NewTenant, reader: Store, owner_store: Store
 ) -> None:
     arena = await declare(adaptive=False)
     tenant = await new_tenant()
@@ -169,7 +169,7 @@ async def test_rows_leaving_and_entering_the_scope_are_removed_and_restored_with
 
 
 async def test_a_delete_or_an_identity_change_forces_a_full_reload(
-    declare: Declare, new_tenant, reader: Store, owner_store: Store
+    declare: Declare, new_tenant: NewTenant, reader: Store, owner_store: Store
 ) -> None:
     arena = await declare(adaptive=False)
     tenant = await new_tenant()
@@ -194,7 +194,7 @@ async def test_a_delete_or_an_identity_change_forces_a_full_reload(
 
 
 async def test_concurrent_writers_each_see_their_write_in_the_very_next_navigation(
-    declare: Declare, new_tenant, service: Service
+    declare: Declare, new_tenant: NewTenant, service: Service
 ) -> None:
     arena = await declare(adaptive=True)
     tenant = await new_tenant()

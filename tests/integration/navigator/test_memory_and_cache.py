@@ -7,11 +7,12 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from typing import Any
 
 import asyncpg
 import pytest
 
-from tests.integration.navigator.conftest import Declare, Service
+from tests.integration.navigator.conftest import Declare, NewTenant, Service
 
 DOCS = [
     {"id": "a", "tenant_id": "c1", "title": "alpha liability", "body": None},
@@ -31,18 +32,19 @@ async def weights(owner: asyncpg.Connection, table: str, tenant: uuid.UUID) -> d
     return {f"{r['from_id']}->{r['to_id']}": r["weight"] for r in rows}
 
 
-async def navigate(service: Service, corpus: str, tenant: uuid.UUID, query: str) -> dict:
+async def navigate(service: Service, corpus: str, tenant: uuid.UUID, query: str) -> dict[str, Any]:
     response = await service.client.post(
         f"/v1/corpora/{corpus}/navigate",
         json={"query": query, "from": "a", "budget": 2},
         headers=service.token(tenant),
     )
     assert response.status_code == 200, response.text
-    return response.json()
+    answer: dict[str, Any] = response.json()
+    return answer
 
 
 async def test_reinforcement_lands_in_the_store_and_changes_the_next_navigations_epr(
-    declare: Declare, new_tenant, service: Service, owner_connection: asyncpg.Connection
+    declare: Declare, new_tenant: NewTenant, service: Service, owner_connection: asyncpg.Connection
 ) -> None:
     arena = await declare()
     tenant = await new_tenant()
@@ -66,7 +68,7 @@ async def test_reinforcement_lands_in_the_store_and_changes_the_next_navigations
 
 
 async def test_sixteen_concurrent_navigations_lose_no_update_and_never_deadlock(
-    declare: Declare, new_tenant, service: Service, owner_connection: asyncpg.Connection
+    declare: Declare, new_tenant: NewTenant, service: Service, owner_connection: asyncpg.Connection
 ) -> None:
     arena = await declare()
     tenant = await new_tenant()
@@ -100,7 +102,7 @@ async def test_sixteen_concurrent_navigations_lose_no_update_and_never_deadlock(
 
 
 async def test_a_write_committed_before_a_navigation_is_always_seen(
-    declare: Declare, new_tenant, service: Service
+    declare: Declare, new_tenant: NewTenant, service: Service
 ) -> None:
     arena = await declare(adaptive=False)
     tenant = await new_tenant()

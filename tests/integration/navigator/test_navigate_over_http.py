@@ -7,7 +7,7 @@ import uuid
 
 import asyncpg
 
-from tests.integration.navigator.conftest import PINNED, Declare, Service
+from tests.integration.navigator.conftest import PINNED, Declare, NewTenant, Service
 
 
 def docs(sub: str, prefix: str) -> list[dict[str, object]]:
@@ -43,7 +43,7 @@ def edges(sub: str, prefix: str) -> list[dict[str, object]]:
 
 
 async def test_a_navigation_returns_hits_trail_coverage_and_the_revision_it_saw(
-    declare: Declare, new_tenant, service: Service
+    declare: Declare, new_tenant: NewTenant, service: Service
 ) -> None:
     arena = await declare()
     tenant = await new_tenant()
@@ -62,7 +62,7 @@ async def test_a_navigation_returns_hits_trail_coverage_and_the_revision_it_saw(
 
 
 async def test_a_client_token_sees_only_its_end_client_whatever_where_it_sends(
-    declare: Declare, new_tenant, service: Service
+    declare: Declare, new_tenant: NewTenant, service: Service
 ) -> None:
     arena = await declare()
     service.pinned[arena.name] = PINNED
@@ -95,7 +95,7 @@ async def test_a_client_token_sees_only_its_end_client_whatever_where_it_sends(
 
 
 async def test_a_client_token_on_a_corpus_without_a_pinned_scope_is_refused(
-    declare: Declare, new_tenant, service: Service
+    declare: Declare, new_tenant: NewTenant, service: Service
 ) -> None:
     arena = await declare()
     tenant = await new_tenant()
@@ -109,7 +109,7 @@ async def test_a_client_token_on_a_corpus_without_a_pinned_scope_is_refused(
 
 
 async def test_requests_without_a_valid_token_get_401_and_nothing_else(
-    declare: Declare, new_tenant, service: Service
+    declare: Declare, new_tenant: NewTenant, service: Service
 ) -> None:
     arena = await declare()
     url = f"/v1/corpora/{arena.name}/navigate"
@@ -127,7 +127,7 @@ async def test_requests_without_a_valid_token_get_401_and_nothing_else(
 
 
 async def test_a_corpus_that_is_not_published_answers_409_naming_its_status(
-    declare: Declare, new_tenant, service: Service
+    declare: Declare, new_tenant: NewTenant, service: Service
 ) -> None:
     arena = await declare(status="draft")
     response = await service.client.post(
@@ -140,7 +140,7 @@ async def test_a_corpus_that_is_not_published_answers_409_naming_its_status(
 
 
 async def test_every_navigate_retrieve_and_search_queues_exactly_one_audit_event(
-    declare: Declare, new_tenant, service: Service, owner_connection: asyncpg.Connection
+    declare: Declare, new_tenant: NewTenant, service: Service, owner_connection: asyncpg.Connection
 ) -> None:
     arena = await declare()
     tenant = await new_tenant()
@@ -179,7 +179,7 @@ async def test_every_navigate_retrieve_and_search_queues_exactly_one_audit_event
 
 
 async def test_documents_page_through_the_corpus_in_id_order(
-    declare: Declare, new_tenant, service: Service
+    declare: Declare, new_tenant: NewTenant, service: Service
 ) -> None:
     arena = await declare()
     tenant = await new_tenant()
@@ -201,7 +201,7 @@ async def test_documents_page_through_the_corpus_in_id_order(
 
 
 async def test_another_tenants_token_sees_nothing_of_this_tenant(
-    declare: Declare, new_tenant, service: Service
+    declare: Declare, new_tenant: NewTenant, service: Service
 ) -> None:
     arena = await declare()
     tenant, other = await new_tenant(), await new_tenant()
@@ -217,7 +217,7 @@ async def test_another_tenants_token_sees_nothing_of_this_tenant(
 
 
 async def test_a_where_on_a_documents_only_column_scopes_the_documents_and_their_edges(
-    declare: Declare, new_tenant, service: Service
+    declare: Declare, new_tenant: NewTenant, service: Service
 ) -> None:
     arena = await declare()
     service.pinned[arena.name] = PINNED

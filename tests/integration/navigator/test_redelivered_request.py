@@ -14,7 +14,7 @@ from mnemo_navigator.settings import Settings
 from mnemo_navigator.subscribers import CONSUMER
 from mnemo_navigator.use_cases import Caller, Claim, NavigateRequest
 
-from tests.integration.navigator.conftest import Declare, navigator_dsn
+from tests.integration.navigator.conftest import Declare, NewTenant, navigator_dsn
 from tests.integration.navigator.test_memory_and_cache import DOCS, EDGES
 
 
@@ -31,7 +31,7 @@ async def counts(owner: asyncpg.Connection, tenant: uuid.UUID, corpus: str) -> t
 
 
 async def test_a_redelivered_request_is_answered_again_but_remembered_once(
-    declare: Declare, new_tenant, app_dsn: str, owner_connection: asyncpg.Connection
+    declare: Declare, new_tenant: NewTenant, app_dsn: str, owner_connection: asyncpg.Connection
 ) -> None:
     arena = await declare(adaptive=True)
     tenant = await new_tenant()

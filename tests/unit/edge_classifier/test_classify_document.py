@@ -208,7 +208,12 @@ class Fixed(Candidates):
 async def test_a_citation_found_from_either_end_is_one_event() -> None:
     tenant, client = uuid.uuid4(), str(uuid.uuid4())
     song_values = song(client)
-    poet_values = {"id": SINGER, "tenant_id": client, "title": "Hilda Hilst", "body": "A poet."}
+    poet_values: dict[str, object] = {
+        "id": SINGER,
+        "tenant_id": client,
+        "title": "Hilda Hilst",
+        "body": "A poet.",
+    }
 
     def persisted(values: dict[str, object]) -> Envelope[DocumentPersisted]:
         return new_envelope(

@@ -45,7 +45,7 @@ class Recorder:
             raise ValueError("cannot write poison")
         if self.failures:
             raise self.failures.pop(0)
-        self.handled.extend(i.envelope.data.values["title"] for i in items)
+        self.handled.extend(str(i.envelope.data.values["title"]) for i in items)
         return []
 
     async def dead_letter(self, letter: DeadLetter) -> None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import random
+from typing import TypedDict
 
 import mnemo_mdn.signed_pagerank as signed_pagerank
 import numpy as np
+import numpy.typing as npt
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,6 +24,16 @@ from mnemo_mdn import (
 )
 
 from .graph_strategies import GraphSpec, graph_specs
+
+
+class EdgeArrays(TypedDict):
+    """The edge columns `CorpusGraph.from_arrays` takes as keywords."""
+
+    edge_source: npt.ArrayLike
+    edge_target: npt.ArrayLike
+    edge_type: npt.ArrayLike
+    edge_weight: npt.ArrayLike
+
 
 REFERENCE_TOLERANCE = 1e-9
 
@@ -279,7 +291,7 @@ def test_the_public_scipy_path_gives_the_same_epr_as_the_compiled_kernels(
     rng = np.random.default_rng(5)
     n, m = 500, 3_000
     ids = [f"d{k:04d}" for k in range(n)]
-    arrays = {
+    arrays: EdgeArrays = {
         "edge_source": rng.integers(0, n, m),
         "edge_target": (rng.pareto(1.3, m) * 20).astype(np.int64) % n,
         "edge_type": rng.choice([0, 2, 3, 4, 7], m),
@@ -303,7 +315,7 @@ def test_passes_taken_in_steps_of_rows_equal_whole_passes(
     rng = np.random.default_rng(9)
     n, m = 400, 2_500
     ids = [f"d{k:04d}" for k in range(n)]
-    arrays = {
+    arrays: EdgeArrays = {
         "edge_source": rng.integers(0, n, m),
         "edge_target": (rng.pareto(1.3, m) * 20).astype(np.int64) % n,
         "edge_type": rng.choice([0, 2, 3, 4, 7], m),
