@@ -35,25 +35,11 @@ from mnemo_events.settings import KafkaSettings
 from mnemo_store.applier import apply_deployment
 from mnemo_store.identifiers import store_table
 
+from tests.declarations import memory_corpus
+
 ROOT = Path(__file__).resolve().parents[2]
 PG_PORT = int(os.environ.get("MNEMO_PG_PORT", "25432"))
 ROLES = ("owner", "ingest", "classifier", "relay")
-
-DECLARATIONS = """
-axonstore ChaosDocs_{s} {{
-    backend: postgresql
-    schema {{ id: Uuid primary_key  tenant_id: Uuid not_null  title: Text not_null  body: Text }}
-}}
-axonstore ChaosEdges_{s} {{
-    backend: postgresql
-    schema {{ from_id: Uuid not_null  to_id: Uuid not_null  etype: Text not_null
-             weight: Float not_null  tenant_id: Uuid not_null }}
-}}
-corpus ChaosMemory_{s} from axonstore {{
-    documents: ChaosDocs_{s}(id, title, body)
-    relations: ChaosEdges_{s}(from_id, to_id, etype, weight)
-}}
-"""
 
 
 @dataclass(frozen=True)
@@ -371,7 +357,9 @@ async def make_world(stack: Stack, logs: Path, tenants: int = 2) -> World:
     suffix = uuid.uuid4().hex[:10]
     owner = await asyncpg.connect(stack.url("owner"))
     try:
-        deployment = load_deployment(DECLARATIONS.format(s=suffix), f"chaos_{suffix}.axon")
+        deployment = load_deployment(
+            memory_corpus("Chaos", "ChaosMemory", suffix), f"chaos_{suffix}.axon"
+        )
         await apply_deployment(owner, deployment, gateway_base_url="http://127.0.0.1:8080")
         ids = [
             await owner.fetchval(

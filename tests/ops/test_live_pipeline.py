@@ -43,6 +43,8 @@ from mnemo_store.identifiers import store_table
 from mnemo_telemetry import tracing
 from mnemo_telemetry.trace_view import SpanLine, spans_of
 
+from tests.declarations import memory_corpus
+
 pytestmark = pytest.mark.ops
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,21 +53,6 @@ PROMETHEUS = f"http://127.0.0.1:{os.environ.get('MNEMO_PROMETHEUS_PORT', '29090'
 OTLP = os.environ.get("MNEMO_OTLP_ENDPOINT", "http://127.0.0.1:4318")
 TARGETS = ROOT / ".local" / "prometheus" / "targets"
 
-DECLARATIONS = """
-axonstore Docs_{s} {{
-    backend: postgresql
-    schema {{ id: Uuid primary_key  tenant_id: Uuid not_null  title: Text not_null  body: Text }}
-}}
-axonstore Edges_{s} {{
-    backend: postgresql
-    schema {{ from_id: Uuid not_null  to_id: Uuid not_null  etype: Text not_null
-             weight: Float not_null  tenant_id: Uuid not_null }}
-}}
-corpus Memory_{s} from axonstore {{
-    documents: Docs_{s}(id, title, body)
-    relations: Edges_{s}(from_id, to_id, etype, weight)
-}}
-"""
 
 MEMORIES = (
     ("Hilda Hilst", "A Brazilian poet from Jaú."),
@@ -191,7 +178,7 @@ async def pipeline(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Pi
     bootstrap = _env("MNEMO_KAFKA_BOOTSTRAP")
     suffix = uuid.uuid4().hex[:10]
     owner = await asyncpg.connect(owner_dsn)
-    deployment = load_deployment(DECLARATIONS.format(s=suffix), f"ops_{suffix}.axon")
+    deployment = load_deployment(memory_corpus("", "Memory", suffix), f"ops_{suffix}.axon")
     await apply_deployment(owner, deployment, gateway_base_url="http://127.0.0.1:8080")
     corpus = f"Memory_{suffix}"
     await owner.execute(

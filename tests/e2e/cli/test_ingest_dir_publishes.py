@@ -19,6 +19,8 @@ from mnemo_axon.compiler import load_deployment
 from mnemo_store.applier import apply_deployment
 from mnemo_store.identifiers import store_table
 
+from tests.declarations import memory_corpus
+
 pytestmark = pytest.mark.timeout(180)
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -26,21 +28,6 @@ OWNER = os.environ.get(
     "MNEMO_OWNER_DATABASE_URL",
     f"postgresql://mnemo_owner:mnemo_owner@127.0.0.1:{os.environ.get('MNEMO_PG_PORT', '25432')}/mnemo",
 )
-DECLARATIONS = """
-axonstore HandbookDocs_{s} {{
-    backend: postgresql
-    schema {{ id: Text primary_key  title: Text not_null  body: Text }}
-}}
-axonstore HandbookEdges_{s} {{
-    backend: postgresql
-    schema {{ from_id: Text not_null  to_id: Text not_null  etype: Text not_null
-             weight: Float not_null }}
-}}
-corpus Handbook_{s} from axonstore {{
-    documents: HandbookDocs_{s}(id, title, body)
-    relations: HandbookEdges_{s}(from_id, to_id, etype, weight)
-}}
-"""
 
 
 class Handbook:
@@ -67,7 +54,10 @@ class Handbook:
 async def handbook() -> AsyncIterator[Handbook]:
     suffix = uuid.uuid4().hex[:10]
     owner = await asyncpg.connect(OWNER)
-    deployment = load_deployment(DECLARATIONS.format(s=suffix), "handbook.axon")
+    deployment = load_deployment(
+        memory_corpus("Handbook", "Handbook", suffix, id_type="Text", end_clients=False),
+        "handbook.axon",
+    )
     await apply_deployment(owner, deployment, gateway_base_url="http://127.0.0.1:8080")
     tenant = await owner.fetchval(
         "INSERT INTO mnemo.tenants (name) VALUES ($1) RETURNING tenant_id", f"handbook-{suffix}"

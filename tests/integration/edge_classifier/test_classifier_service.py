@@ -32,23 +32,9 @@ from mnemo_store import Store, StoreCorpus
 from mnemo_store.applier import apply_deployment
 from mnemo_store.identifiers import store_table
 
-ROOT = Path(__file__).resolve().parents[3]
+from tests.declarations import memory_corpus
 
-DECLARATIONS = """
-axonstore Docs_{s} {{
-    backend: postgresql
-    schema {{ id: Uuid primary_key  tenant_id: Uuid not_null  title: Text not_null  body: Text }}
-}}
-axonstore Edges_{s} {{
-    backend: postgresql
-    schema {{ from_id: Uuid not_null  to_id: Uuid not_null  etype: Text not_null
-             weight: Float not_null  tenant_id: Uuid not_null }}
-}}
-corpus Memory_{s} from axonstore {{
-    documents: Docs_{s}(id, title, body)
-    relations: Edges_{s}(from_id, to_id, etype, weight)
-}}
-"""
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _free_port() -> int:
@@ -143,7 +129,7 @@ async def classifier(
 ) -> AsyncIterator[Classifier]:
     suffix = uuid.uuid4().hex[:10]
     owner = await asyncpg.connect(owner_dsn)
-    deployment = load_deployment(DECLARATIONS.format(s=suffix), f"test_{suffix}.axon")
+    deployment = load_deployment(memory_corpus("", "Memory", suffix), f"test_{suffix}.axon")
     await apply_deployment(owner, deployment, gateway_base_url="http://127.0.0.1:8080")
     corpus = StoreCorpus.from_deployment(deployment, f"Memory_{suffix}")
     tenant = await owner.fetchval(
@@ -278,7 +264,7 @@ async def test_an_event_of_a_corpus_dropped_since_it_was_read_is_dead_lettered_a
     classifier: Classifier, owner_dsn: str
 ) -> None:
     suffix = uuid.uuid4().hex[:10]
-    deployment = load_deployment(DECLARATIONS.format(s=suffix), f"test_{suffix}.axon")
+    deployment = load_deployment(memory_corpus("", "Memory", suffix), f"test_{suffix}.axon")
     other = StoreCorpus.from_deployment(deployment, f"Memory_{suffix}")
     owner = await asyncpg.connect(owner_dsn)
     try:

@@ -28,24 +28,10 @@ from mnemo_store import Store, StoreCorpus
 from mnemo_store.applier import apply_deployment
 from mnemo_store.identifiers import store_table
 
+from tests.declarations import memory_corpus
+
 ROOT = Path(__file__).resolve().parents[3]
 QUESTIONS = 12
-
-DECLARATIONS = """
-axonstore AgreeDocs_{s} {{
-    backend: postgresql
-    schema {{ id: Text primary_key  title: Text not_null  body: Text }}
-}}
-axonstore AgreeEdges_{s} {{
-    backend: postgresql
-    schema {{ from_id: Text not_null  to_id: Text not_null  etype: Text not_null
-             weight: Float not_null }}
-}}
-corpus Agree_{s} from axonstore {{
-    documents: AgreeDocs_{s}(id, title, body)
-    relations: AgreeEdges_{s}(from_id, to_id, etype, weight)
-}}
-"""
 
 
 def _passages() -> list[tuple[str, str]]:
@@ -74,7 +60,10 @@ async def stored(
 ) -> AsyncIterator[tuple[StoreCorpus, uuid.UUID, list[Document], Store]]:
     suffix = uuid.uuid4().hex[:10]
     owner = await asyncpg.connect(owner_dsn)
-    deployment = load_deployment(DECLARATIONS.format(s=suffix), f"agree_{suffix}.axon")
+    deployment = load_deployment(
+        memory_corpus("Agree", "Agree", suffix, id_type="Text", end_clients=False),
+        f"agree_{suffix}.axon",
+    )
     await apply_deployment(owner, deployment, gateway_base_url="http://127.0.0.1:8080")
     corpus = StoreCorpus.from_deployment(deployment, f"Agree_{suffix}")
     tenant = await owner.fetchval(
