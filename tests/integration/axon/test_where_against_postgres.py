@@ -298,7 +298,9 @@ def expected_ids(probe: Probe, compiled: CompiledWhere, now: datetime) -> list[i
 # --- generated filters ----------------------------------------------------------------------------
 
 ORDERING = [Operator.EQ, Operator.NE, Operator.GT, Operator.GE, Operator.LT, Operator.LE]
-text_values = st.sampled_from(NAMES) | st.text(max_size=6)
+# NUL is left out: Postgres text cannot hold it, and the compiler refuses it before any SQL
+# (tested in tests/unit/axon), so there is no row to compare.
+text_values = st.sampled_from(NAMES) | st.text(st.characters(exclude_characters="\x00"), max_size=6)
 like_patterns = st.sampled_from(
     [
         "%",
