@@ -1,12 +1,13 @@
 """Every example of the corpus seed parses verbatim and checks clean.
 
-The fixtures under seed_examples/ are cut from the seed file without any change (line ranges in
-test_the_fixtures_are_verbatim_cuts_of_the_seed). Flow, step and for blocks inside them are skipped.
+The fixtures under seed_examples/ are cut from the corpus seed without any change; CUTS records
+each one's line range and the digest of the cut, so a fixture edited since fails. Flow, step and
+for blocks inside them are skipped.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import hashlib
 
 import pytest
 from mnemo_axon import (
@@ -22,27 +23,42 @@ from mnemo_axon import (
 
 from .declarations import SEED_EXAMPLES, seed_documents_source, seed_sources
 
-SEED = Path("/work/shared/seeds/000_48d577db96fedbc2.txt")
-
-# fixture → the seed's 1-based line range it was cut from
+# fixture → the seed's 1-based line range it was cut from, and the SHA-256 of that cut, taken when
+# the fixture was cut (the seed itself is not part of the repository)
 CUTS = {
-    "form_a_policy_docs.axon": (44, 46),
-    "form_b_clinical_guidelines.axon": (50, 50),
-    "form_c_session_knowledge.axon": (58, 76),
-    "form_d_ltm_graph.axon": (84, 108),
-    "subtenant_scope_flow.axon": (114, 121),
-    "edge_population_flow.axon": (129, 142),
+    "form_a_policy_docs.axon": (
+        (44, 46),
+        "03b2275797aae304de9e2369db5be179fd65397b460c99b3a5b142a7d904d2fd",
+    ),
+    "form_b_clinical_guidelines.axon": (
+        (50, 50),
+        "6497d8dda93e8b9ddc7aa3b79a8c3b69e5c53a91f5e8389b2d6d7e0cc1f11f85",
+    ),
+    "form_c_session_knowledge.axon": (
+        (58, 76),
+        "abd3d0424e4a20b1e90276f783269f43e542d1b57eab585e5a6af34848107ca7",
+    ),
+    "form_d_ltm_graph.axon": (
+        (84, 108),
+        "3a43cbd54b96765d052b0ea410d8b318c7ee2221bfcb780f2df5994276467088",
+    ),
+    "subtenant_scope_flow.axon": (
+        (114, 121),
+        "bcad54a66155b602bc9afb447a1965a4f94a62a26859cb66325403271a5f8430",
+    ),
+    "edge_population_flow.axon": (
+        (129, 142),
+        "a22c716524a9260ee9848af2a798c1b30b4ddcb4a87e82fbe955835da33f8c61",
+    ),
 }
 
 
-@pytest.mark.skipif(not SEED.exists(), reason="the shared seed file is not on this machine")
 @pytest.mark.parametrize("fixture", sorted(CUTS))
-def test_the_fixtures_are_verbatim_cuts_of_the_seed(fixture: str) -> None:
-    first, last = CUTS[fixture]
-    seed_lines = SEED.read_text(encoding="utf-8").splitlines(keepends=True)
-    assert (SEED_EXAMPLES / fixture).read_text(encoding="utf-8") == "".join(
-        seed_lines[first - 1 : last]
-    )
+def test_the_fixtures_are_unchanged_since_they_were_cut_from_the_seed(fixture: str) -> None:
+    (first, last), digest = CUTS[fixture]
+    text = (SEED_EXAMPLES / fixture).read_text(encoding="utf-8")
+    assert text.count("\n") == last - first + 1
+    assert hashlib.sha256(text.encode("utf-8")).hexdigest() == digest
 
 
 @pytest.mark.parametrize("fixture", sorted(CUTS))
