@@ -2,7 +2,9 @@
 # The four Mnemo services of the local stack, in the background: pid files in .local/run,
 # logs in .local/logs/<name>.log. Usage: services.sh up|down|status
 # `up` first creates the Kafka topics (idempotent); a service whose package has no `__main__` yet
-# is skipped with a line saying so.
+# is skipped with a line saying so. A running service is left alone unless the code it runs has
+# changed since it started (the Python sources of libs/ and services/, uv.lock and settings.sh,
+# fingerprinted in .local/run/<name>.code): then `up` restarts it, so tests never meet old code.
 set -euo pipefail
 here="$(dirname "${BASH_SOURCE[0]}")"
 # shellcheck source=common.sh
@@ -29,21 +31,36 @@ with urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/healthz", timeout=1
 PY
 }
 
+# code_fingerprint: one digest of everything a service process loads from this checkout.
+code_fingerprint() {
+    (
+        cd "$MNEMO_ROOT"
+        find libs services -path '*/src/*' -name '*.py' -print0 | sort -z | xargs -0 sha256sum
+        sha256sum uv.lock deploy/local/settings.sh
+    ) | sha256sum | cut -d' ' -f1
+}
+
 has_main() {
     "$PYTHON" -c "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec(sys.argv[1] + '.__main__') else 1)" "$1" 2>/dev/null
 }
 
 up() {
     "$PYTHON" -m mnemo_events.provisioning | sed 's/^/kafka: /'
-    local entry name module variable default port pidfile log
+    local entry name module variable default port pidfile log code started
+    code="$(code_fingerprint)"
     for entry in "${SERVICES[@]}"; do
         IFS=: read -r name module variable default <<<"$entry"
         port="${!variable:-$default}"
         pidfile="$MNEMO_RUN/$name.pid"
         log="$MNEMO_LOGS/$name.log"
         if pid_alive "$pidfile"; then
-            say "$name: already running (pid $(cat "$pidfile"), port $port)"
-            continue
+            started="$(cat "$MNEMO_RUN/$name.code" 2>/dev/null || true)"
+            if [ "$started" = "$code" ]; then
+                say "$name: already running (pid $(cat "$pidfile"), port $port)"
+                continue
+            fi
+            say "$name: its code changed since it started: restarting"
+            stop_pidfile "$name" "$pidfile"
         fi
         if ! has_main "$module"; then
             say "$name: skipped ($module has no __main__ yet)"
@@ -54,6 +71,7 @@ up() {
         fi
         setsid nohup "$PYTHON" -m "$module" >>"$log" 2>&1 </dev/null &
         echo $! >"$pidfile"
+        echo "$code" >"$MNEMO_RUN/$name.code"
         if ! wait_for 60 "$name" healthy "$port"; then
             pid_alive "$pidfile" || rm -f "$pidfile"
             fail "$name did not answer /healthz on port $port within 60 s" "$log"
@@ -67,6 +85,7 @@ down() {
     for entry in "${SERVICES[@]}"; do
         IFS=: read -r name module variable default <<<"$entry"
         stop_pidfile "$name" "$MNEMO_RUN/$name.pid"
+        rm -f "$MNEMO_RUN/$name.code"
     done
 }
 

@@ -34,3 +34,25 @@ def test_a_second_up_is_a_no_op_and_says_so() -> None:
     assert "kafka: already running" in result.stdout
     pids_after = {p.name: p.read_text() for p in (ROOT / ".local" / "run").glob("*.pid")}
     assert pids_after == pids_before
+
+
+def test_up_restarts_a_service_whose_code_changed_since_it_started_and_only_that_one() -> None:
+    run = ROOT / ".local" / "run"
+    pids_before = {p.name: p.read_text() for p in run.glob("*.pid")}
+    assert "audit.pid" in pids_before, "make up starts the audit service"
+    # what `up` recorded when audit started, made stale as an edit to its code would make it
+    (run / "audit.code").write_text("the fingerprint of older code\n")
+    result = subprocess.run(
+        ["bash", "deploy/local/services.sh", "up"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    assert "audit: its code changed since it started: restarting" in result.stdout
+    assert "ingest: already running" in result.stdout
+    pids_after = {p.name: p.read_text() for p in run.glob("*.pid")}
+    assert pids_after["audit.pid"] != pids_before["audit.pid"]
+    assert {k: v for k, v in pids_after.items() if k != "audit.pid"} == {
+        k: v for k, v in pids_before.items() if k != "audit.pid"
+    }
