@@ -26,29 +26,24 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
-import subprocess
 import sys
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import asyncpg
 import httpx
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka import AIOKafkaProducer
 from mnemo_auth import DEVELOPMENT_SECRET, mint_token
 from mnemo_axon.compiler import load_deployment
 from mnemo_events import PERSIST, PersistRow, new_envelope
-from mnemo_events.provisioning import ensure_topics
-from mnemo_events.settings import KafkaSettings
 from mnemo_mdn import DEFAULT_PARAMS, CorpusGraph, Edge, navigate
 from mnemo_mdn.frontier import Direction
 from mnemo_store.applier import apply_deployment
 from mnemo_store.identifiers import store_table
 from quality import Dataset, Results, bm25_ranking, passage_id, recall
+from service_processes import Services, lag
 
 DECLARATIONS = """
 axonstore QualityDocs_{s} {{
@@ -87,131 +82,6 @@ async def _tenant_count(owner: asyncpg.Connection, tenant: uuid.UUID, table: str
         return int(await owner.fetchval(f"SELECT count(*) FROM {table}"))
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@dataclass
-class Services:
-    """The three processes of one run, on topics and groups named after its suffix."""
-
-    suffix: str
-    bootstrap: str
-    ports: dict[str, int] = field(default_factory=dict)
-    processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
-
-    @property
-    def persist(self) -> str:
-        return f"bench.quality.{self.suffix}.persist.v1"
-
-    @property
-    def persisted(self) -> str:
-        return f"bench.quality.{self.suffix}.document.persisted.v1"
-
-    @property
-    def groups(self) -> dict[str, str]:
-        return {
-            f"bench.quality.{self.suffix}.classifier": self.persisted,
-            f"bench.quality.{self.suffix}.ingest": self.persist,
-        }
-
-    def environment(self) -> dict[str, str]:
-        s = self.suffix
-        self.ports = {name: _free_port() for name in ("ingest", "edge-classifier", "navigator")}
-        return {
-            **os.environ,
-            "MNEMO_KAFKA_BOOTSTRAP": self.bootstrap,
-            "MNEMO_INGEST_PORT": str(self.ports["ingest"]),
-            "MNEMO_INGEST_TOPIC": self.persist,
-            "MNEMO_INGEST_PERSISTED_TOPIC": self.persisted,
-            "MNEMO_INGEST_AUDIT_TOPIC": f"bench.quality.{s}.audit.v1",
-            "MNEMO_INGEST_GROUP": f"bench.quality.{s}.ingest",
-            "MNEMO_CLASSIFIER_PORT": str(self.ports["edge-classifier"]),
-            "MNEMO_EDGE_CLASSIFIER_PORT": str(self.ports["edge-classifier"]),
-            "MNEMO_CLASSIFIER_TOPIC": self.persisted,
-            "MNEMO_CLASSIFIER_PERSIST_TOPIC": self.persist,
-            "MNEMO_CLASSIFIER_GROUP": f"bench.quality.{s}.classifier",
-            "MNEMO_NAVIGATOR_PORT": str(self.ports["navigator"]),
-            "MNEMO_NAVIGATOR_TOKEN_SECRET": DEVELOPMENT_SECRET,
-            "MNEMO_NAVIGATOR_CONSUME_REQUESTS": "false",
-        }
-
-    async def start(self) -> None:
-        await ensure_topics(
-            KafkaSettings(bootstrap=self.bootstrap),
-            [self.persist, self.persisted, f"bench.quality.{self.suffix}.audit.v1"],
-        )
-        env = self.environment()
-        LOGS.mkdir(parents=True, exist_ok=True)
-        for name, module in (
-            ("ingest", "mnemo_ingest"),
-            ("edge-classifier", "mnemo_edge_classifier"),
-            ("navigator", "mnemo_navigator"),
-        ):
-            self.processes[name] = _spawn(module, env, LOGS / f"{name}-{self.suffix}.log")
-        async with httpx.AsyncClient(timeout=2) as http:
-            for name, port in self.ports.items():
-                deadline = time.monotonic() + 90
-                while True:
-                    if self.processes[name].poll() is not None:
-                        raise SystemExit(f"service mode: {name} exited (log in {LOGS})")
-                    try:
-                        if (await http.get(f"http://127.0.0.1:{port}/readyz")).status_code == 200:
-                            break
-                    except httpx.HTTPError:
-                        pass
-                    if time.monotonic() > deadline:
-                        raise SystemExit(f"service mode: {name} not ready in 90 s (log in {LOGS})")
-                    await asyncio.sleep(0.3)
-        say(f"ingest, edge-classifier and navigator ready on ports {self.ports}")
-
-    def stop(self) -> None:
-        for process in self.processes.values():
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        for process in self.processes.values():
-            try:
-                process.wait(20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(10)
-
-
-def _spawn(module: str, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    with log.open("ab") as sink:
-        return subprocess.Popen(
-            [sys.executable, "-m", module], env=env, stdout=sink, stderr=subprocess.STDOUT
-        )
-
-
-async def _lag(bootstrap: str, groups: dict[str, str]) -> int:
-    """Records the classifier and ingest groups have not committed yet, over their topics."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    # Subscribed (without a group, never polled) only so that it fetches the topics' metadata.
-    consumer = AIOKafkaConsumer(*groups.values(), bootstrap_servers=bootstrap, group_id=None)
-    await admin.start()
-    await consumer.start()
-    try:
-        behind = 0
-        for group, topic in groups.items():
-            partitions = [
-                TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or ()
-            ]
-            if not partitions:
-                raise SystemExit(f"service mode: topic {topic} has no partitions (make up)")
-            ends = await consumer.end_offsets(partitions)
-            committed = await admin.list_consumer_group_offsets(group, partitions=partitions)
-            for partition in partitions:
-                done = committed.get(partition)
-                behind += ends[partition] - (done.offset if done and done.offset >= 0 else 0)
-        return behind
-    finally:
-        await consumer.stop()
-        await admin.close()
-
-
 async def _persist(
     bootstrap: str, topic: str, tenant: uuid.UUID, store: str, dataset: Dataset
 ) -> None:
@@ -244,7 +114,7 @@ async def _run(dataset: Dataset, direction: Direction, budget: int) -> tuple[Res
         f"QualityDocs_{suffix}",
         f"QualityEdges_{suffix}",
     )
-    services = Services(suffix, bootstrap)
+    services = Services(suffix, bootstrap, LOGS)
     owner = await asyncpg.connect(owner_dsn)
     tenant: uuid.UUID | None = None
     try:
@@ -259,7 +129,8 @@ async def _run(dataset: Dataset, direction: Direction, budget: int) -> tuple[Res
         )
         assert tenant is not None
         await services.start()
-        url = f"http://127.0.0.1:{services.ports['navigator']}"
+        say(f"ingest, edge-classifier and navigator ready on ports {services.ports}")
+        url = services.url("navigator")
         started = time.monotonic()
         await _persist(bootstrap, services.persist, tenant, docs, dataset)
         say(f"sent {len(dataset.passages)} documents to ingest (corpus {corpus})")
@@ -267,7 +138,7 @@ async def _run(dataset: Dataset, direction: Direction, budget: int) -> tuple[Res
         while True:
             stored = await _tenant_count(owner, tenant, store_table(docs))
             count = await _tenant_count(owner, tenant, store_table(edges_table))
-            behind = await _lag(bootstrap, services.groups)
+            behind = await lag(bootstrap, services.groups)
             now = time.monotonic()
             if count != edges_count:
                 edges_count, stable_since = count, now
