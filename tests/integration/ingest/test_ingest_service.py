@@ -258,3 +258,41 @@ async def test_identical_rows_in_one_batch_are_written_once(ingest: IngestProces
     await asyncio.sleep(1)  # a second write would have come with the first
     assert await ingest.count(tenant, table(ingest.edges), where) == 1
     assert await ingest.count(tenant, table(ingest.docs), f"id = '{first['id']}'") == 1
+
+
+async def test_a_repeat_of_a_refused_row_in_the_same_batch_is_dead_lettered_too(
+    ingest: IngestProcess,
+) -> None:
+    tenant, mine, theirs = ingest.tenants[1], uuid.uuid4(), uuid.uuid4()
+    a, b = _doc(mine, "in my scope"), _doc(theirs, "in their scope")
+    await ingest.produce([envelope(tenant, ingest.docs, a), envelope(tenant, ingest.docs, b)])
+
+    async def stored() -> bool:
+        return (
+            await ingest.count(tenant, table(ingest.docs), f"id IN ('{a['id']}', '{b['id']}')") == 2
+        )
+
+    await until(stored)
+    across = {
+        "from_id": a["id"],
+        "to_id": b["id"],
+        "etype": "cite",
+        "weight": 0.4,
+        "tenant_id": str(mine),
+    }
+    # Two producers send the same edge, which crosses scopes (G2), in one batch.
+    await ingest.produce(
+        [envelope(tenant, ingest.edges, across), envelope(tenant, ingest.edges, dict(across))]
+    )
+    letters: list[Any] = []
+
+    async def both_dead_lettered() -> bool:
+        letters[:] = [
+            r for r in await ingest.dead_letters(500, wait=2) if str(b["id"]).encode() in r.value
+        ]
+        return len(letters) == 2
+
+    await until(both_dead_lettered, wait=30)
+    reasons = sorted({k: v.decode() for k, v in r.headers}[REASON] for r in letters)
+    assert all("outside the edge's scope" in reason for reason in reasons), reasons
+    assert await ingest.count(tenant, table(ingest.edges), f"to_id = '{b['id']}'") == 0

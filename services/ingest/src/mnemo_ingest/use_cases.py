@@ -129,11 +129,9 @@ class _Prepared:
     command: Command
     use: StoreUse
     row: dict[str, Any]
-
-
-@dataclass
-class _Written:
-    rows: dict[str, list[_Prepared]] = field(default_factory=lambda: defaultdict(list))
+    repeats: list[Command] = field(default_factory=list)
+    """Later commands of the batch with the identical row: claimed, never written; refused with
+    this one when it is refused."""
 
 
 class Ingest:
@@ -167,16 +165,13 @@ class Ingest:
             refusals.extend(await self._persist_tenant(tenant, group))
         return refusals
 
-    async def _prepare(
-        self, commands: Sequence[Command]
-    ) -> tuple[list[_Prepared], list[Refusal], list[uuid.UUID]]:
-        """The commands to write, the ones refused, and the events that repeat a row an earlier
-        command of the batch writes (claimed, not written: one row, one write, one audit line)."""
+    async def _prepare(self, commands: Sequence[Command]) -> tuple[list[_Prepared], list[Refusal]]:
+        """The commands to write and the ones refused. A command that repeats the row of an
+        earlier command of the batch rides on it (one row, one write, one audit line)."""
         prepared: list[_Prepared] = []
         refusals: list[Refusal] = []
-        repeats: list[uuid.UUID] = []
         seen: set[uuid.UUID] = set()
-        rows: set[tuple[str, str]] = set()
+        rows: dict[tuple[str, str], _Prepared] = {}
         for command in commands:
             if command.event_id in seen:
                 continue  # the same event twice in one batch: the first one is written
@@ -200,23 +195,26 @@ class Ingest:
                 refusals.append(Refusal(command.ref, str(error)))
                 continue
             identity = (use.store.name, json.dumps(row, sort_keys=True, default=str))
-            if identity in rows:
-                repeats.append(command.event_id)
+            first = rows.get(identity)
+            if first is not None:
+                first.repeats.append(command)
                 continue
-            rows.add(identity)
-            prepared.append(_Prepared(command, use, row))
-        return prepared, refusals, repeats
+            rows[identity] = _Prepared(command, use, row)
+            prepared.append(rows[identity])
+        return prepared, refusals
 
     async def _persist_tenant(
         self, tenant: uuid.UUID, commands: Sequence[Command]
     ) -> list[Refusal]:
-        prepared, refusals, repeats = await self._prepare(commands)
+        prepared, refusals = await self._prepare(commands)
         if not prepared:
             return refusals
         late: list[tuple[PendingEdge, str]] = []
         async with self._store.tenant(tenant) as tx:
             fresh = await claim_events(
-                tx, self._consumer, [p.command.event_id for p in prepared] + repeats
+                tx,
+                self._consumer,
+                [c.event_id for p in prepared for c in (p.command, *p.repeats)],
             )
             claimed = [p for p in prepared if p.command.event_id in fresh]
             if not claimed:
@@ -256,6 +254,14 @@ class Ingest:
                     ready.append(item)
                 elif isinstance(verdict, str):
                     refusals.append(Refusal(item.command.ref, verdict))
+                    refusals.extend(
+                        Refusal(
+                            repeat.ref,
+                            f"{verdict} (the same row as event {item.command.event_id} of this "
+                            "batch, refused with it)",
+                        )
+                        for repeat in item.repeats
+                    )
                 else:
                     await hold_edge(
                         tx,
