@@ -28,6 +28,7 @@ import httpx
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
+from mnemo_auth import DEVELOPMENT_SECRET
 from mnemo_axon.compiler import load_deployment
 from mnemo_events import PersistRow, new_envelope
 from mnemo_events.provisioning import ensure_topics
@@ -35,6 +36,7 @@ from mnemo_events.settings import KafkaSettings
 from mnemo_store.applier import apply_deployment
 from mnemo_store.identifiers import store_table
 
+from tests.chaos.summary import Row, Summary, table
 from tests.declarations import memory_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -249,6 +251,38 @@ class World:
         self.services.append(service)
         return service
 
+    def audit(self) -> Service:
+        """The audit service on the world's audit topic, connected as the audit role."""
+        port = free_port()
+        env = {
+            **self.kafka_env(),
+            "MNEMO_AUDIT_DATABASE_URL": self.stack.url("audit"),
+            "MNEMO_AUDIT_TOPIC": self.topic("audit"),
+            "MNEMO_AUDIT_GROUP": f"chaos.audit.{self.suffix}",
+            "MNEMO_AUDIT_PORT": str(port),
+            "MNEMO_AUDIT_TOKEN_SECRET": DEVELOPMENT_SECRET,
+        }
+        service = Service("mnemo_audit", port, env, self.logs / "audit.log")
+        self.services.append(service)
+        return service
+
+    def navigator(self, pinned: str | None = None, pool_size: int = 10) -> Service:
+        """The navigator over HTTP only (no request topic), connected as the navigator role;
+        `pinned` is the corpus's pinned scope template for client-confined tokens."""
+        port = free_port()
+        env = {
+            **os.environ,
+            "MNEMO_NAVIGATOR_DATABASE_URL": self.stack.url("navigator"),
+            "MNEMO_NAVIGATOR_PORT": str(port),
+            "MNEMO_NAVIGATOR_CONSUME_REQUESTS": "false",
+            "MNEMO_NAVIGATOR_TOKEN_SECRET": DEVELOPMENT_SECRET,
+            "MNEMO_NAVIGATOR_POOL_SIZE": str(pool_size),
+            "MNEMO_NAVIGATOR_PINNED_SCOPES": json.dumps({self.corpus: pinned} if pinned else {}),
+        }
+        service = Service("mnemo_navigator", port, env, self.logs / "navigator.log")
+        self.services.append(service)
+        return service
+
     def record(self, tenant: uuid.UUID, store: str, values: dict[str, Any]) -> tuple[bytes, bytes]:
         envelope = new_envelope(
             PersistRow(store=store, values=values),
@@ -353,14 +387,22 @@ class World:
             await asyncio.sleep(every)
 
 
-async def make_world(stack: Stack, logs: Path, tenants: int = 2) -> World:
+async def make_world(
+    stack: Stack, logs: Path, tenants: int = 2, *, published: bool = False, **declaration: Any
+) -> World:
+    """A fresh corpus (`memory_corpus(..., **declaration)`), `tenants` tenants and topics."""
     suffix = uuid.uuid4().hex[:10]
     owner = await asyncpg.connect(stack.url("owner"))
     try:
         deployment = load_deployment(
-            memory_corpus("Chaos", "ChaosMemory", suffix), f"chaos_{suffix}.axon"
+            memory_corpus("Chaos", "ChaosMemory", suffix, **declaration), f"chaos_{suffix}.axon"
         )
         await apply_deployment(owner, deployment, gateway_base_url="http://127.0.0.1:8080")
+        if published:
+            await owner.execute(
+                "UPDATE mnemo.corpora SET status = 'published' WHERE corpus_id = $1",
+                f"ChaosMemory_{suffix}",
+            )
         ids = [
             await owner.fetchval(
                 "INSERT INTO mnemo.tenants (name) VALUES ($1) RETURNING tenant_id",
@@ -383,7 +425,13 @@ async def remove_world(world: World) -> None:
         for tenant in world.tenants:
             async with owner.transaction():
                 await owner.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
-                for name in ("outbox", "inbox", "pending_edges", "graph_revisions"):
+                for name in (
+                    "outbox",
+                    "inbox",
+                    "pending_edges",
+                    "graph_revisions",
+                    "nav_outcomes",
+                ):
                     await owner.execute(f"DELETE FROM mnemo.{name}")
             await owner.execute("DELETE FROM mnemo.tenants WHERE tenant_id = $1", tenant)
         for name in (world.docs, world.edges):
@@ -405,3 +453,21 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
 
 def doc(sub: uuid.UUID, title: str, body: str = "") -> dict[str, Any]:
     return {"id": str(uuid.uuid4()), "tenant_id": str(sub), "title": title, "body": body or title}
+
+
+_ROWS = pytest.StashKey[list[Row]]()
+
+
+@pytest.fixture
+def summary(request: pytest.FixtureRequest) -> Iterator[Summary]:
+    """Where a test records its row of the chaos summary table (see tests/chaos/summary.py)."""
+    recorder = Summary(request.node.nodeid)
+    yield recorder
+    request.config.stash.setdefault(_ROWS, []).extend(recorder.rows)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    rows = config.stash.get(_ROWS, [])
+    if rows:
+        terminalreporter.write_sep("=", "chaos summary (also under .local/chaos/summary/)")
+        terminalreporter.write_line(table(rows))

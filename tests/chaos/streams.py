@@ -12,6 +12,7 @@ from typing import Any
 from mnemo_events import Envelope, PersistRow
 
 from tests.chaos.conftest import World, doc
+from tests.chaos.summary import Row, Summary
 
 
 def word(n: int) -> str:
@@ -167,3 +168,28 @@ def _table(store: str) -> str:
     from mnemo_store.identifiers import store_table
 
     return store_table(store)
+
+
+async def record_row(
+    summary: Summary, stream: Stream, result: dict[str, int], fault: str, notes: str = ""
+) -> Row:
+    """The summary row of a stream checked by `assert_exactly_once`: its events, and documents
+    (and edges) lost or stored twice, counted from the tables again."""
+    rows = await stream.landed()
+    lost = result["documents"] - result["document_rows"]
+    duplicated = rows - result["document_rows"]
+    if "edge_rows" in result:
+        extra = result["edge_rows"] - stream.edge_records
+        notes += f"+{extra:,} classifier edges; {result['edges']:,} distinct edges"
+    else:
+        edges = await stream.edges()
+        lost += max(stream.edge_records - edges, 0)
+        duplicated += max(edges - stream.edge_records, 0)
+    return summary.row(
+        fault=fault,
+        events=len(stream.records),
+        lost=lost,
+        duplicated=duplicated,
+        leaked=None,
+        notes=notes.strip().removesuffix(";"),
+    )

@@ -13,13 +13,14 @@ import pytest
 from mnemo_events.dead_letters import REASON
 
 from tests.chaos.conftest import World, doc
-from tests.chaos.streams import Stream, assert_exactly_once
+from tests.chaos.streams import Stream, assert_exactly_once, record_row
+from tests.chaos.summary import Summary
 
 pytestmark = pytest.mark.timeout(420)
 
 
 async def test_sigkill_ingest_then_the_classifier_mid_stream_of_ten_thousand_loses_and_duplicates_nothing(
-    world: World,
+    world: World, summary: Summary
 ) -> None:
     ingest, classifier = world.ingest(), world.classifier()
     ingest.start()
@@ -47,11 +48,12 @@ async def test_sigkill_ingest_then_the_classifier_mid_stream_of_ten_thousand_los
     await classifier.ready()
 
     await world.until(stream.all_landed, wait=180)
-    print(await assert_exactly_once(stream, classified=True))
+    result = await assert_exactly_once(stream, classified=True)
+    await record_row(summary, stream, result, "SIGKILL ingest, then the edge classifier")
 
 
 async def test_sigterm_under_load_drains_and_exits_0_within_10_seconds_losing_nothing(
-    world: World,
+    world: World, summary: Summary
 ) -> None:
     ingest, classifier = world.ingest(), world.classifier()
     ingest.start()
@@ -67,6 +69,7 @@ async def test_sigterm_under_load_drains_and_exits_0_within_10_seconds_losing_no
     await world.until(some_rows, wait=120, every=0.05)
     code, seconds = ingest.terminate()
     assert (code, seconds < 10) == (0, True), (code, seconds, ingest.tail())
+    drained = {"ingest": seconds}
     ingest.start()
     await ingest.ready()
 
@@ -76,11 +79,16 @@ async def test_sigterm_under_load_drains_and_exits_0_within_10_seconds_losing_no
     await world.until(some_edges, wait=180, every=0.1)
     code, seconds = classifier.terminate()
     assert (code, seconds < 10) == (0, True), (code, seconds, classifier.tail())
+    drained["classifier"] = seconds
     classifier.start()
     await classifier.ready()
 
     await world.until(stream.all_landed, wait=180)
-    print(await assert_exactly_once(stream, classified=True))
+    result = await assert_exactly_once(stream, classified=True)
+    exits = ", ".join(f"{name} exit 0 in {s:.1f} s" for name, s in drained.items())
+    await record_row(
+        summary, stream, result, "SIGTERM ingest, then the edge classifier", f"{exits}; "
+    )
 
 
 POISON = [
@@ -119,7 +127,7 @@ def poison(world: World, n: int) -> tuple[bytes, bytes]:
 
 
 async def test_five_percent_poison_is_dead_lettered_with_reasons_and_the_rest_keeps_its_pace(
-    world: World,
+    world: World, summary: Summary
 ) -> None:
     ingest = world.ingest()
     ingest.start()
@@ -165,10 +173,21 @@ async def test_five_percent_poison_is_dead_lettered_with_reasons_and_the_rest_ke
     per_wall = {mode: rows[mode] / wall[mode] for mode in rows}
     print({"rows_per_cpu_second": per_cpu, "rows_per_second": per_wall, "poison": poisoned_total})
     assert per_cpu["poisoned"] >= 0.8 * per_cpu["clean"], (per_cpu, per_wall)
+    total = sum(rows.values())
+    stored = await world.count(tenant)
+    summary.row(
+        fault="5% poison in a stream",
+        events=total + poisoned_total,
+        lost=max(total - stored, 0),
+        duplicated=max(stored - total, 0),
+        leaked=None,
+        notes=f"{poisoned_total} dead-lettered with reasons; pace with poison "
+        f"{per_cpu['poisoned'] / per_cpu['clean']:.0%} of clean (rows per CPU second)",
+    )
 
 
 async def test_a_missing_grant_holds_the_stream_with_readiness_false_and_dead_letters_nothing(
-    world: World,
+    world: World, summary: Summary
 ) -> None:
     # Ingest connected as a role without ingest's grants (the relay's): a deployment fault.
     misconfigured = world.ingest("ingest-without-grants")
@@ -202,5 +221,8 @@ async def test_a_missing_grant_holds_the_stream_with_readiness_false_and_dead_le
     fixed.start()
     await fixed.ready()
     await world.until(stream.all_landed, wait=120)
-    await assert_exactly_once(stream, classified=False)
+    result = await assert_exactly_once(stream, classified=False)
     assert await world.read(world.topic("persist") + ".dlt", 1, wait=3) == []
+    await record_row(
+        summary, stream, result, "ingest without its grants", "held (not ready), 0 dead-lettered; "
+    )

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.chaos.conftest import Service, Stack, World, make_world, remove_world
-from tests.chaos.streams import Stream, assert_exactly_once
+from tests.chaos.streams import Stream, assert_exactly_once, record_row
+from tests.chaos.summary import Summary
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -39,7 +40,7 @@ async def _readiness_becomes(service: Service, ready: bool, wait: float) -> floa
 
 @pytest.mark.parametrize("component", ["kafka", "postgres"])
 async def test_a_restart_during_a_stream_is_recovered_without_a_manual_step(
-    private_world: World, component: str
+    private_world: World, component: str, summary: Summary
 ) -> None:
     world = private_world
     ingest = world.ingest(f"ingest-{component}")
@@ -60,11 +61,10 @@ async def test_a_restart_during_a_stream_is_recovered_without_a_manual_step(
     result = await assert_exactly_once(stream, classified=False)
     assert ingest.process is not None
     assert ingest.process.poll() is None
-    print(
-        {
-            "fault": f"{component} restart",
-            **result,
-            "not_ready_after_s": went_down,
-            "ready_again_after_s": came_back,
-        }
+    await record_row(
+        summary,
+        stream,
+        result,
+        f"{component} stopped and restarted",
+        f"not ready after {went_down:.1f} s, ready again {came_back:.1f} s after the restart; ",
     )
