@@ -5,13 +5,22 @@ from __future__ import annotations
 
 
 def memory_corpus(
-    prefix: str, corpus: str, suffix: str, *, id_type: str = "Uuid", end_clients: bool = True
+    prefix: str,
+    corpus: str,
+    suffix: str,
+    *,
+    id_type: str = "Uuid",
+    end_clients: bool = True,
+    client_type: str = "Uuid",
+    adaptive: bool = False,
 ) -> str:
     """`.axon` text for `<prefix>Docs_<suffix>`, `<prefix>Edges_<suffix>` and `<corpus>_<suffix>`.
 
-    `end_clients` adds a `tenant_id` column to both stores (the end-client a row belongs to).
+    `end_clients` adds a `tenant_id` column of `client_type` to both stores (the end-client a row
+    belongs to); `adaptive` declares the corpus `adaptive: true` (navigations reinforce edges).
     """
-    client = "  tenant_id: Uuid not_null" if end_clients else ""
+    client = f"  tenant_id: {client_type} not_null" if end_clients else ""
+    memory = "\n    adaptive: true" if adaptive else ""
     docs, edges = f"{prefix}Docs_{suffix}", f"{prefix}Edges_{suffix}"
     return f"""
 axonstore {docs} {{
@@ -25,6 +34,6 @@ axonstore {edges} {{
 }}
 corpus {corpus}_{suffix} from axonstore {{
     documents: {docs}(id, title, body)
-    relations: {edges}(from_id, to_id, etype, weight)
+    relations: {edges}(from_id, to_id, etype, weight){memory}
 }}
 """

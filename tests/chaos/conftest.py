@@ -30,9 +30,11 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from mnemo_auth import DEVELOPMENT_SECRET
 from mnemo_axon.compiler import load_deployment
+from mnemo_axon.ir import Deployment
 from mnemo_events import PersistRow, new_envelope
 from mnemo_events.provisioning import ensure_topics
 from mnemo_events.settings import KafkaSettings
+from mnemo_store import Store, StoreCorpus
 from mnemo_store.applier import apply_deployment
 from mnemo_store.identifiers import store_table
 
@@ -185,6 +187,7 @@ class World:
     tenants: list[uuid.UUID]
     logs: Path
     services: list[Service] = field(default_factory=list)
+    deployment: Deployment | None = None
 
     @property
     def docs(self) -> str:
@@ -200,6 +203,28 @@ class World:
 
     def topic(self, name: str) -> str:
         return f"chaos.{name}.{self.suffix}.v1"
+
+    def store_corpus(self) -> StoreCorpus:
+        assert self.deployment is not None
+        return StoreCorpus.from_deployment(self.deployment, self.corpus)
+
+    async def write(
+        self,
+        tenant: uuid.UUID,
+        documents: Sequence[dict[str, Any]],
+        edges: Sequence[dict[str, Any]] = (),
+    ) -> None:
+        """Rows written straight to the stores as the owner, in one transaction of `tenant`
+        (setup, or a writer that needs no Kafka)."""
+        corpus = self.store_corpus()
+        async with (
+            await Store.connect(self.stack.url("owner"), max_size=1) as store,
+            store.tenant(tenant) as tx,
+        ):
+            if documents:
+                await tx.insert_rows(corpus.documents, documents)
+            if edges:
+                await tx.insert_rows(corpus.relations, edges)
 
     async def topics(self, *names: str) -> None:
         await ensure_topics(
@@ -412,7 +437,7 @@ async def make_world(
         ]
     finally:
         await owner.close()
-    world = World(stack, suffix, ids, logs)
+    world = World(stack, suffix, ids, logs, deployment=deployment)
     await world.topics("persist", "persisted", "audit")
     return world
 
