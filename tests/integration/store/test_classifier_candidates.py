@@ -184,6 +184,32 @@ async def test_the_title_key_in_sql_is_the_classifiers_title_key(
     assert sorted(d.title for d in found) == sorted(titles)
 
 
+async def test_the_alias_key_in_sql_is_the_classifiers_title_without_its_qualifier(
+    store: Store, classifier_store: Store, declare: Any, new_tenant: Any
+) -> None:
+    corpus = (await declare()).corpus
+    tenant = await new_tenant()
+    titles = [
+        "Henry Worrall (artist)",
+        "It'll Be Me (Jerry Lee Lewis song)",
+        "Midway (near Pleasant Plains), White County, Arkansas",
+        "Outer (inner (x) y) z",
+        "(1917 film)",
+        "Unclosed (paren",
+    ]
+    rows = [
+        {"id": uuid.uuid4(), "tenant_id": uuid.uuid4(), "title": t, "body": None} for t in titles
+    ]
+    async with store.tenant(tenant) as tx:
+        await tx.insert_rows(corpus.documents, rows)
+    aliases = {document_keys(TextDocument("d", t)).alias_key for t in titles} - {""}
+    assert "henry worrall" in aliases
+    async with classifier_store.tenant(tenant, read_only=True) as tx:
+        found = await tx.linked_candidates(corpus, "n", sorted(aliases), [], 100)
+    with_alias = [t for t in titles if document_keys(TextDocument("d", t)).alias_key]
+    assert sorted(d.title for d in found) == sorted(with_alias)
+
+
 async def test_the_neighbourhood_read_counts_keys_and_keeps_only_rare_names_within_the_scope(
     store: Store, classifier_store: Store, declare: Any, new_tenant: Any
 ) -> None:

@@ -47,6 +47,43 @@ def test_a_title_borne_by_two_documents_splits_the_citation_weight() -> None:
     assert weights == {"p": 0.5, "e": 0.5}
 
 
+def test_a_mention_of_a_title_without_its_qualifier_is_a_citation() -> None:
+    painting = TextDocument(
+        "w", "Kansas Landscapes", "A series painted by Henry Worrall in Topeka."
+    )
+    artist = TextDocument("a", "Henry Worrall (artist)", "An American visual artist and musician.")
+    decisions = classify(painting, [artist], Rarity())
+    cite = [d for d in decisions if d.etype == "cite"]
+    assert [(d.source, d.target, d.weight) for d in cite] == [("w", "a", 1.0)]
+    assert "'Henry Worrall', the title without its qualifier" in cite[0].evidence
+    assert document_keys(artist).alias_key == "henry worrall"
+    assert document_keys(painting).alias_key == ""  # no qualifier, no alias
+
+
+def test_namesakes_split_a_mention_of_their_shared_name() -> None:
+    citing = TextDocument("c", "Rolling Stone", "A biography of Madonna appeared in 2001.")
+    singer = TextDocument("s", "Madonna (entertainer)", "An American singer.")
+    book = TextDocument("b", "Madonna (book)", "A biography by Andrew Morton.")
+    plain = TextDocument("p", "Madonna", "A painting of Mary.")
+    decisions = classify(citing, [singer, book, plain], Rarity())
+    weights = {d.target: d.weight for d in decisions if d.etype == "cite"}
+    assert weights == pytest.approx({"s": 1 / 3, "b": 1 / 3, "p": 1 / 3})
+    # Namesakes do not cite each other by their shared name.
+    assert not [d for d in classify(book, [singer], Rarity()) if d.etype == "cite"]
+
+
+def test_the_corpus_index_finds_documents_by_their_title_without_its_qualifier() -> None:
+    documents = [
+        TextDocument("a", "Henry Worrall (artist)", "An American visual artist."),
+        TextDocument("w", "Kansas Landscapes", "Painted by Henry Worrall."),
+        TextDocument("x", "Unrelated", "Nothing to see."),
+    ]
+    index = LexicalIndex(documents)
+    assert index.candidates(0) == [1]
+    assert index.candidates(1) == [0]
+    assert ("w", "a", "cite") in _types(classify_corpus(documents))
+
+
 def test_a_lowercase_mention_of_a_one_word_title_is_not_a_citation() -> None:
     citing = TextDocument("c", "Notes", "we listened to music all day")
     music = TextDocument("m", "music", "Sound organised in time.")

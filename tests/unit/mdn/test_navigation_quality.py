@@ -41,7 +41,7 @@ def musique() -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     ("system", "at2", "at5"),
-    [("bm25", 39.8, 50.5), ("navigate", 48.6, 60.4), ("navigate_no_edges", 39.8, 50.5)],
+    [("bm25", 39.8, 50.5), ("navigate", 48.9, 62.4), ("navigate_no_edges", 39.8, 50.5)],
 )
 def test_recall_on_the_musique_subset_stays_where_it_was_measured(
     system: str, at2: float, at5: float
@@ -51,9 +51,9 @@ def test_recall_on_the_musique_subset_stays_where_it_was_measured(
     assert measured["recall@5"] == pytest.approx(at5, abs=TOLERANCE)
 
 
-def test_navigation_over_the_classifiers_edges_stays_near_ten_points_above_bm25() -> None:
+def test_navigation_over_the_classifiers_edges_stays_ten_points_above_bm25() -> None:
     results = musique()["results"]
-    assert results["navigate"]["all"]["recall@5"] >= results["bm25"]["all"]["recall@5"] + 9.5
+    assert results["navigate"]["all"]["recall@5"] >= results["bm25"]["all"]["recall@5"] + 10.0
     assert results["navigate"]["all"]["recall@2"] > results["bm25"]["all"]["recall@2"]
 
 

@@ -10,8 +10,10 @@ Evidence is read off the text with rules that say why an edge exists:
   words). A key's rarity is its document frequency `df(k)`: how many documents of the corpus
   contain the phrase (case-insensitively, as whole tokens).
 - **cite**: a document names another's id (an explicit reference: weight 1), or contains another's
-  title as written (a title mention). A title borne by `m` documents is ambiguous between them:
-  each gets weight `1/m`.
+  title as written (a title mention), or the title without its qualifier: the parenthesised part
+  that tells apart things of the same name (`Henry Worrall (artist)` is mentioned as `Henry
+  Worrall`, `Brand (play)` as `Brand`). A name borne by `m` documents (as their title, or as their
+  title without its qualifier) is ambiguous between them: each gets weight `1/m`.
 - **supersede**: a replacement cue (`supersedes`, `replaces`, `obsoletes`, …) in a sentence that
   names the other document (title or id): the newer document supersedes the one it names.
 - **contradict**: an opposition cue (`contradicts`, `contrary to`, `is incorrect`, …) in a sentence
@@ -83,6 +85,9 @@ MAX_KEY_WORDS: Final = 12
 
 _WORD: Final = re.compile(r"[^\W_]+")
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
+QUALIFIER: Final = re.compile(r"\([^()]*\)")
+"""A title's qualifier: a parenthesised part (`(artist)`, `(1917 film)`). The store's candidate
+query removes the same pattern in SQL (`mnemo_store.candidates.alias_key_sql`)."""
 _ID_SHAPE: Final = re.compile(r"^(?=.*[^\W\d_])(?=.*[0-9_\-/.:]).{4,}$")
 
 
@@ -170,6 +175,8 @@ class DocumentKeys:
     id: str
     title_key: str  # title tokens, lowercased, joined by spaces ('' when there is none)
     title_cased: str  # title words as written, joined by spaces
+    alias_key: str  # the title without its qualifier, as title_key ('' when it has none)
+    alias_cased: str  # the same words as written
     names: frozenset[str]  # name keys (lowercased), the title's own key excluded
     cased: str  # every word as written, space-separated, padded with a space at both ends
     lowered: str  # the same, lowercased: phrase containment of keys
@@ -183,13 +190,26 @@ class DocumentKeys:
         """Whether the document holds `key` as whole consecutive tokens."""
         return bool(key) and f" {key} " in self.lowered
 
-    def mentions_title(self, other: DocumentKeys) -> bool:
-        """Whether this document contains `other`'s title with the title's capitalisation."""
-        return (
-            _is_linkable_title(other)
-            and other.title_key != self.title_key
-            and f" {other.title_cased} " in self.cased
-        )
+    @property
+    def title_names(self) -> tuple[str, ...]:
+        """The names this document is known by: its title key, and its alias key when it has one."""
+        return tuple(k for k in (self.title_key, self.alias_key) if k)
+
+    def mentions_title(self, other: DocumentKeys) -> str:
+        """`other`'s name this document contains with the title's capitalisation: the title as
+        written, else the title without its qualifier; '' when neither."""
+        if other.title_key == self.title_key:
+            return ""
+        if _is_linkable(other.title_cased) and f" {other.title_cased} " in self.cased:
+            return other.title_key
+        if (
+            other.alias_key
+            and other.alias_key not in (self.title_key, self.alias_key)
+            and _is_linkable(other.alias_cased)
+            and f" {other.alias_cased} " in self.cased
+        ):
+            return other.alias_key
+        return ""
 
     def references_id(self, other: DocumentKeys) -> bool:
         """An explicit reference to `other.id`: written out whole, and shaped like an id (a letter
@@ -237,6 +257,10 @@ def document_keys(document: TextDocument) -> DocumentKeys:
     words = _words(text)
     title_words = _words(document.title)
     title_key = " ".join(w.lower() for w in title_words)
+    alias_words = _words(QUALIFIER.sub(" ", document.title))
+    alias_key = " ".join(w.lower() for w in alias_words)
+    if alias_key == title_key:
+        alias_words, alias_key = [], ""
     lowered_words = [w.lower() for w in words]
     sentences = tuple(s for s in _SENTENCE_END.split(text) if s.strip())
     sentence_tokens = [token_list(s) for s in sentences]
@@ -244,6 +268,8 @@ def document_keys(document: TextDocument) -> DocumentKeys:
         id=document.id,
         title_key=title_key,
         title_cased=" ".join(title_words),
+        alias_key=alias_key,
+        alias_cased=" ".join(alias_words),
         names=frozenset(_names(text) - {title_key}),
         cased=f" {' '.join(words)} ",
         lowered=f" {' '.join(lowered_words)} ",
@@ -268,10 +294,10 @@ class CandidateQuery:
     """Which documents may share an edge with a new one, as lookups a corpus index answers (the
     in-process `LexicalIndex` and the store's `linked_candidates` answer the same three):
 
-    - `titles`: documents whose title key is one of these (the new document's capitalised
-      phrases): those it may cite;
-    - `cited`: documents holding one of these phrases (its title key, its id as tokens): those that
-      may cite it;
+    - `titles`: documents whose title key or alias key (`DocumentKeys.title_names`) is one of these
+      (the new document's capitalised phrases): those it may cite;
+    - `cited`: documents holding one of these phrases (its title key, its alias key, its id as
+      tokens): those that may cite it;
     - `names`: documents holding one of these name keys, when the name is rare enough to be
       evidence (held by at most `max_links + 1` documents, the new one included).
     """
@@ -302,7 +328,7 @@ def capitalised_phrases(keys: DocumentKeys) -> set[str]:
 
 def candidate_query(keys: DocumentKeys) -> CandidateQuery:
     """The lookups that find every document `classify` could join to `keys`'s document."""
-    cited = {keys.title_key, " ".join(token_list(keys.id))} - {""}
+    cited = {*keys.title_names, " ".join(token_list(keys.id))} - {""}
     return CandidateQuery(
         titles=tuple(sorted(capitalised_phrases(keys))),
         cited=tuple(sorted(cited)),
@@ -310,10 +336,10 @@ def candidate_query(keys: DocumentKeys) -> CandidateQuery:
     )
 
 
-def _is_linkable_title(keys: DocumentKeys) -> bool:
+def _is_linkable(title_cased: str) -> bool:
     """A title names something when it has a word that is not a function word and, if it is one
     word, that word starts with a capital or a digit (`Music` may be cited, `music` is a word)."""
-    words = keys.title_cased.split()
+    words = title_cased.split()
     if len(words) > MAX_KEY_WORDS or not any(w.lower() not in FUNCTION_WORDS for w in words):
         return False
     return len(words) > 1 or words[0][0].isupper() or words[0][0].isdigit()
@@ -409,7 +435,8 @@ def classify(
 
     `rarity` holds the document frequency of the new document's keys (`keys_of`), counted over
     the corpus with the new document in it. `title_counts` says how many documents of the corpus
-    bear each title key (default: count among the document and the candidates). A candidate with
+    bear each name, as their title key or alias key (`DocumentKeys.title_names`; default: count
+    among the document and the candidates). A candidate with
     the document's id is ignored. The result is sorted by (source, target, type), one decision
     per triple.
     """
@@ -422,7 +449,8 @@ def classify(
     if title_counts is None:
         counted: dict[str, int] = {}
         for keys in (new, *others.values()):
-            counted[keys.title_key] = counted.get(keys.title_key, 0) + 1
+            for name in keys.title_names or ("",):
+                counted[name] = counted.get(name, 0) + 1
         title_counts = counted
 
     decisions: dict[tuple[str, str, str], EdgeDecision] = {}
@@ -436,8 +464,16 @@ def classify(
                 source, target, etype, min(1.0, weight), evidence
             )
 
-    def title_share(keys: DocumentKeys) -> float:
-        return 1.0 / max(1, title_counts.get(keys.title_key, 1))
+    def name_share(name: str) -> float:
+        return 1.0 / max(1, title_counts.get(name, 1))
+
+    def mention(citing: DocumentKeys, cited: DocumentKeys) -> tuple[float, str]:
+        name = citing.mentions_title(cited)
+        if not name:
+            return 0.0, ""
+        if name == cited.title_key:
+            return name_share(name), f"mentions the title {cited.title_cased!r}"
+        return name_share(name), f"mentions {cited.alias_cased!r}, the title without its qualifier"
 
     # Keys rare enough to be evidence, with each link's share (`1/(df − 1)`), read once.
     rare_keys = [
@@ -451,14 +487,12 @@ def classify(
         pair = _Pair(other)
         if new.references_id(other):
             pair.cite_out, pair.cite_out_evidence = 1.0, f"names the id {other.id!r}"
-        elif new.mentions_title(other):
-            pair.cite_out = title_share(other)
-            pair.cite_out_evidence = f"mentions the title {other.title_cased!r}"
+        else:
+            pair.cite_out, pair.cite_out_evidence = mention(new, other)
         if other.references_id(new):
             pair.cite_in, pair.cite_in_evidence = 1.0, f"names the id {new.id!r}"
-        elif other.mentions_title(new):
-            pair.cite_in = title_share(new)
-            pair.cite_in_evidence = f"mentions the title {new.title_cased!r}"
+        else:
+            pair.cite_in, pair.cite_in_evidence = mention(other, new)
         for key, share in rare_keys:
             if key == new.title_key and key != other.title_key:
                 continue  # the other naming this title is a citation, weighed above
@@ -497,7 +531,7 @@ def _cues(new: DocumentKeys, pair: _Pair, decide: _Decide) -> None:
     or a sentence restated with the opposite negation."""
     other = pair.other
     label = other.title_cased or other.id
-    naming = [" ".join(token_list(other.id)), other.title_key]
+    naming = [" ".join(token_list(other.id)), *other.title_names]
     named = _cues_naming(new, naming) if pair.cite_out else []
     if any(replacement for replacement, _ in named):
         decide(new.id, other.id, "supersede", pair.cite_out, f"a replacement cue naming {label!r}")

@@ -41,9 +41,10 @@ class LexicalIndex:
         self.title_counts: dict[str, int] = {}
         self._by_title: dict[str, list[int]] = {}
         for position, keys in enumerate(self.keys):
-            self.title_counts[keys.title_key] = self.title_counts.get(keys.title_key, 0) + 1
-            if keys.title_key:
-                self._by_title.setdefault(keys.title_key, []).append(position)
+            for name in keys.title_names or ("",):
+                self.title_counts[name] = self.title_counts.get(name, 0) + 1
+            for name in keys.title_names:
+                self._by_title.setdefault(name, []).append(position)
         self._holders: dict[str, tuple[int, ...]] = {}
 
     def holders(self, phrase: str) -> tuple[int, ...]:
@@ -65,8 +66,9 @@ class LexicalIndex:
         return Rarity({key: len(self.holders(key)) for key in keys_of(keys)})
 
     def candidates(self, position: int, options: ClassifierOptions = DEFAULT_OPTIONS) -> list[int]:
-        """Documents that may share an edge with document `position`: those whose title it
-        contains, those containing its title or id, and those holding one of its rare keys."""
+        """Documents that may share an edge with document `position`: those whose title (or title
+        without its qualifier) it contains, those containing its title, its title without its
+        qualifier or its id, and those holding one of its rare keys."""
         keys = self.keys[position]
         query = candidate_query(keys)
         found: set[int] = set()

@@ -7,10 +7,12 @@ Both queries run in the caller's tenant transaction (`TenantTransaction.linked_c
   (the definition `mnemo_mdn.lexical_index.LexicalIndex.candidates` uses in process), as the union
   of two lookups:
   - **title lookup**: documents whose title, as tokens (`title_key_sql`, the tokens of spec §3
-    written in SQL), is one of the new document's capitalised phrases: the documents it may cite;
+    written in SQL), or whose title without its qualifier (`alias_key_sql`), is one of the new
+    document's capitalised phrases: the documents it may cite;
   - **phrase holders**: documents containing one of the given phrases (the new document's title,
-    its id, its rare names) as adjacent words, through the full-text GIN index (`<->` phrases of
-    the same tsvector expression the documents store is indexed with);
+    its title without its qualifier, its id, its rare names) as adjacent words, through the
+    full-text GIN index (`<->` phrases of the same tsvector expression the documents store is
+    indexed with);
 - `key_frequencies`: for each key (a phrase), how many documents of the scope contain it
   (`phraseto_tsquery`: the words in order, adjacent).
 - `candidates_sql` (kept for reading, not for classification): documents sharing any word with the
@@ -56,6 +58,13 @@ def title_key_sql(column: str) -> str:
     return f"btrim(regexp_replace({dropped}, ' +', ' ', 'g'))"
 
 
+def alias_key_sql(column: str) -> str:
+    """SQL for `mnemo_mdn`'s alias key of `column`: the title key of the title with its qualifiers
+    (parenthesised parts, `mnemo_mdn.edge_classification.QUALIFIER`) removed. Equal to the title
+    key when there is none (the in-process key is then ''; either way no lookup tells them apart)."""
+    return title_key_sql(f"regexp_replace({column}::text, '\\([^()]*\\)', ' ', 'g')")
+
+
 def candidates_sql(corpus: StoreCorpus, scope_sql: str) -> str:
     """`$1` tsquery text, `$2` the new document's id, `$3` limit, the scope from `$4`."""
     vector = fulltext_expression(corpus.title_column, corpus.body_column)
@@ -85,11 +94,12 @@ def linked_candidates_sql(corpus: StoreCorpus, scope_sql: str) -> str:
     return (
         f"WITH docs AS MATERIALIZED (SELECT {ident} AS axon_id,"
         f" coalesce({quote(corpus.title_column)}::text, '') AS axon_title, {body} AS axon_body,"
-        f" {title_key_sql(quote(corpus.title_column))} AS axon_title_key, {vector} AS axon_vector"
+        f" {title_key_sql(quote(corpus.title_column))} AS axon_title_key,"
+        f" {alias_key_sql(quote(corpus.title_column))} AS axon_alias_key, {vector} AS axon_vector"
         f" FROM {store_table(corpus.documents.name)}"
         f" WHERE {quote(TENANT_COLUMN)} = {_TENANT} AND {ident} <> $3 AND {scope_sql})"
         " SELECT axon_id, axon_title, axon_body FROM docs"
-        " WHERE axon_title_key = ANY($1::text[])"
+        " WHERE axon_title_key = ANY($1::text[]) OR axon_alias_key = ANY($1::text[])"
         f" OR ($2 <> '' AND axon_vector @@ to_tsquery('{FULLTEXT_CONFIG}'::regconfig, $2))"
         ' ORDER BY axon_id COLLATE "C" LIMIT $4'
     )
@@ -128,7 +138,8 @@ def neighbourhood_sql(corpus: StoreCorpus, scope_sql: str) -> str:
     return (
         f"WITH docs AS MATERIALIZED (SELECT {ident} AS axon_id,"
         f" coalesce({quote(corpus.title_column)}::text, '') AS axon_title, {body} AS axon_body,"
-        f" {title_key_sql(quote(corpus.title_column))} AS axon_title_key, {vector} AS axon_vector"
+        f" {title_key_sql(quote(corpus.title_column))} AS axon_title_key,"
+        f" {alias_key_sql(quote(corpus.title_column))} AS axon_alias_key, {vector} AS axon_vector"
         f" FROM {store_table(corpus.documents.name)}"
         f" WHERE {quote(TENANT_COLUMN)} = {_TENANT} AND {scope_sql}),"
         " keys AS MATERIALIZED (SELECT k.key AS axon_key,"
@@ -144,6 +155,7 @@ def neighbourhood_sql(corpus: StoreCorpus, scope_sql: str) -> str:
         " NULL::text AS axon_body, axon_count FROM keys"
         " UNION ALL (SELECT 'doc', axon_id, axon_title, axon_body, NULL FROM docs"
         " WHERE axon_id <> $6 AND (axon_title_key = ANY($5::text[])"
+        " OR axon_alias_key = ANY($5::text[])"
         " OR EXISTS (SELECT 1 FROM wanted WHERE docs.axon_vector @@ wanted.axon_query))"
         ' ORDER BY axon_id COLLATE "C" LIMIT $7)'
     )
