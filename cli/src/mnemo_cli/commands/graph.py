@@ -77,8 +77,8 @@ def register(subparsers: Any) -> None:  # argparse's subparsers action has no pu
     navigate_parser.add_argument(
         "--direction",
         choices=("out", "both"),
-        default="out",
-        help="follow edges from → to only (default) or both ways",
+        default="both",
+        help="follow edges both ways (default) or from → to only",
     )
     _add_epr_parameters(navigate_parser)
     navigate_parser.set_defaults(func=run_navigate)

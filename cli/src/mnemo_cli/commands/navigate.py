@@ -46,7 +46,12 @@ def register(subparsers: Any) -> None:  # argparse's subparsers action has no pu
     navigate.add_argument("--from", dest="seed", help="seed document id or title")
     navigate.add_argument("--budget", type=int, help="documents to select, seed included")
     navigate.add_argument("--mode", choices=("mdn", "axon"), default="mdn")
-    navigate.add_argument("--direction", choices=("out", "both"), default="out")
+    navigate.add_argument(
+        "--direction",
+        choices=("out", "both"),
+        default="both",
+        help="follow edges both ways (default) or from → to only",
+    )
     navigate.set_defaults(func=run_navigate)
     retrieve = subparsers.add_parser("retrieve", help="top-k full-text retrieval over the HTTP API")
     _common(retrieve)

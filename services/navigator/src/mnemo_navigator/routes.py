@@ -59,7 +59,7 @@ class NavigateBody(_Body):
         default_factory=dict, max_length=100
     )
     mode: Literal["mdn", "axon"] = "mdn"
-    direction: Literal["out", "both"] = "out"
+    direction: Literal["out", "both"] = "both"
 
 
 class ViaOut(BaseModel):

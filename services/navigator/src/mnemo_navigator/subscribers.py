@@ -52,7 +52,7 @@ def navigate_requested_handler(
                     where=data.where,
                     params=dict(data.params),
                     mode=data.mode or "mdn",
-                    direction=data.direction or "out",
+                    direction=data.direction or "both",
                 ),
                 claim=Claim(CONSUMER, data.request_id),
             )

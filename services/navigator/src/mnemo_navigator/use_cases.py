@@ -139,7 +139,7 @@ class NavigateRequest:
     where: str | None = None
     params: Mapping[str, object] = field(default_factory=dict)
     mode: Literal["mdn", "axon"] = "mdn"
-    direction: Literal["out", "both"] = "out"
+    direction: Literal["out", "both"] = "both"  # what bench/quality.py measures (bench/README.md)
 
 
 @dataclass(frozen=True, slots=True)
