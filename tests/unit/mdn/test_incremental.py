@@ -128,6 +128,19 @@ def test_a_change_that_does_not_fit_the_graphs_carries_nothing() -> None:
     assert fresh.memo_items() == []
 
 
+@pytest.mark.parametrize("before", [{}, {"a": ("alpha", None)}])
+def test_a_refresh_to_an_empty_graph_carries_nothing_and_navigates(
+    before: Mapping[str, Text],
+) -> None:
+    # An empty scope (a filter nothing matches) whose cached graph had its EPR computed, then
+    # refreshed after a write elsewhere: there is no start vector to seed (it divided by zero).
+    old = graph_of(before)
+    epr(old)
+    after = carry_over(old, graph_of({}), change_between(before, {}))
+    assert after.n_documents == 0
+    assert len(epr(after).epr) == 0
+
+
 def random_graph(
     n: int, seed: int, extra: int = 0
 ) -> tuple[dict[str, Text], list[tuple[str, str, int, float]]]:

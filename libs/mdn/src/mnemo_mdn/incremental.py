@@ -59,8 +59,8 @@ def carry_over(previous: CorpusGraph, graph: CorpusGraph, change: GraphChange) -
     or out of order, sampled ids that differ): `graph` then computes everything from scratch.
     """
     kept = _checked(previous, graph, change)
-    if kept is None:
-        return graph
+    if kept is None or graph.n_documents == 0:
+        return graph  # nothing fits, or nothing to seed (an empty scope's EPR has no start)
     old_terms = previous.memoised(TERMS_MEMO)
     if isinstance(old_terms, TermIndex) and graph.memoised(TERMS_MEMO) is None:
         updated = updated_term_index(old_terms, graph, change, kept)
