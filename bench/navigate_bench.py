@@ -44,7 +44,10 @@ from mnemo_axon.compiler import load_deployment
 from mnemo_mdn.relations import RELATION_TYPES
 from mnemo_store import Store, StoreCorpus
 from mnemo_store.applier import apply_deployment
-from mnemo_store.identifiers import store_table
+from mnemo_store.ddl import FULLTEXT_CONFIG, fulltext_expression
+from mnemo_store.identifiers import TENANT_COLUMN, quote, store_table
+from mnemo_store.retrieval import retrieve_sql, text_query
+from mnemo_store.scope import Scope, render_scope
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).parent / "results" / "navigate_bench.json"
@@ -71,10 +74,10 @@ corpus NavBench_{s} from axonstore {{
 
 def repeats(n: int) -> dict[str, int]:
     if n >= 100_000:
-        return {"cold": 3, "warm": 40, "write": 8, "naive": 2}
+        return {"cold": 3, "warm": 40, "write": 40, "naive": 2, "retrieve": 20}
     if n >= 10_000:
-        return {"cold": 8, "warm": 100, "write": 20, "naive": 4}
-    return {"cold": 20, "warm": 200, "write": 40, "naive": 10}
+        return {"cold": 8, "warm": 100, "write": 40, "naive": 4, "retrieve": 40}
+    return {"cold": 20, "warm": 200, "write": 40, "naive": 10, "retrieve": 40}
 
 
 async def seed(owner: asyncpg.Connection, corpus: StoreCorpus, tenant: uuid.UUID, n: int) -> None:
@@ -169,6 +172,31 @@ def summary(latencies: Sequence[float]) -> dict[str, float]:
     }
 
 
+def server_timing(header: str) -> dict[str, float]:
+    """`Server-Timing: revision;dur=0.4, refresh;dur=12.1` as {phase: milliseconds}."""
+    phases: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in header.split(","))):
+        name, _, rest = part.partition(";")
+        if rest.startswith("dur="):
+            phases[name] = float(rest[4:])
+    return phases
+
+
+def phase_summary(samples: Sequence[dict[str, float]]) -> dict[str, dict[str, float]]:
+    """p50 and p95 milliseconds of each phase over the samples that went through it."""
+    names = sorted({name for sample in samples for name in sample})
+    summaries = {}
+    for name in names:
+        values = sorted(sample[name] for sample in samples if name in sample)
+        p95 = values[min(len(values) - 1, max(0, round(0.95 * len(values)) - 1))]
+        summaries[name] = {
+            "n": len(values),
+            "p50_ms": round(statistics.median(values), 2),
+            "p95_ms": round(p95, 2),
+        }
+    return summaries
+
+
 async def timed_navigate(
     client: httpx.AsyncClient, url: str, headers: dict[str, str], query: str
 ) -> tuple[float, dict[str, Any]]:
@@ -178,6 +206,7 @@ async def timed_navigate(
     if response.status_code != 200:
         raise RuntimeError(f"navigate answered {response.status_code}: {response.text[:500]}")
     body: dict[str, Any] = response.json()
+    body["phases"] = server_timing(response.headers.get("server-timing", ""))
     return elapsed, body
 
 
@@ -197,6 +226,89 @@ async def naive(reader: asyncpg.Connection, corpus: StoreCorpus, tenant: uuid.UU
     graph.add_weighted_edges_from((r["from_id"], r["to_id"], r["weight"]) for r in edges)
     nx.pagerank(graph, alpha=0.85, weight="weight")
     return time.perf_counter() - started
+
+
+def expression_retrieve_sql(corpus: StoreCorpus) -> str:
+    """The retrieve statement before the stored column (the baseline): `@@` over the tsvector
+    expression of title and body, computed for every row the tenant's policy lets through."""
+    vector = fulltext_expression(corpus.title_column, corpus.body_column)
+    query = f"to_tsquery('{FULLTEXT_CONFIG}'::regconfig, $1)"
+    return (
+        f"SELECT id::text AS axon_id, ts_rank_cd({vector}, {query}, 32) AS axon_similarity"
+        f" FROM {store_table(corpus.documents.name)}"
+        f" WHERE {quote(TENANT_COLUMN)} = NULLIF(current_setting('mnemo.tenant', true), '')::uuid"
+        f' AND {vector} @@ {query} ORDER BY axon_similarity DESC, id::text COLLATE "C" LIMIT $2'
+    )
+
+
+def plan_conditions(plan: Any, key: str) -> list[str]:
+    """Every `key` ("Index Cond", "Filter") of an EXPLAIN (FORMAT JSON) plan, any depth."""
+    if isinstance(plan, str):
+        plan = json.loads(plan)
+    found: list[str] = []
+    if isinstance(plan, dict):
+        if isinstance(plan.get(key), str):
+            found.append(plan[key])
+        for value in plan.values():
+            found += plan_conditions(value, key)
+    elif isinstance(plan, list):
+        for value in plan:
+            found += plan_conditions(value, key)
+    return found
+
+
+async def retrieval(
+    client: httpx.AsyncClient,
+    url: str,
+    headers: dict[str, str],
+    reader: asyncpg.Connection,
+    corpus: StoreCorpus,
+    tenant: uuid.UUID,
+    repeats: int,
+) -> dict[str, Any]:
+    """Retrieve over HTTP, its statement as the navigator's role (stored column) and the
+    expression statement it replaced (the baseline), on the same queries; both statements must
+    return the same documents. Also: whether the stored column's match is a GIN index condition
+    (`ts_match_vq` marked leakproof by the superuser) or a per-row filter, from EXPLAIN."""
+    queries = [f"w{k * 37 % VOCABULARY} w{(k * 91 + 5) % VOCABULARY}" for k in range(repeats)]
+    http = []
+    for query in queries:
+        started = time.perf_counter()
+        response = await client.post(url, json={"query": query, "k": 5}, headers=headers)
+        http.append(time.perf_counter() - started)
+        if response.status_code != 200 or not response.json()["items"]:
+            raise RuntimeError(f"retrieve answered {response.status_code}: {response.text[:300]}")
+    rendered = render_scope(Scope(), corpus, 3)
+    column_sql, expression_sql = retrieve_sql(corpus, rendered), expression_retrieve_sql(corpus)
+    column, expression = [], []
+    async with reader.transaction(readonly=True):
+        await reader.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
+        for query in queries:
+            text = text_query(query)
+            started = time.perf_counter()
+            new = await reader.fetch(column_sql, text, 5, *rendered.params)
+            column.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            old = await reader.fetch(expression_sql, text, 5)
+            expression.append(time.perf_counter() - started)
+            if [r["axon_id"] for r in new] != [r["axon_id"] for r in old]:
+                raise RuntimeError(f"the two retrieve statements disagree on {query!r}")
+        plan = await reader.fetchval(
+            f"EXPLAIN (FORMAT JSON) {column_sql}", text_query(queries[0]), 5, *rendered.params
+        )
+        leakproof = await reader.fetchval(
+            "SELECT proleakproof FROM pg_proc WHERE oid = 'ts_match_vq(tsvector,tsquery)'::regprocedure"
+        )
+    return {
+        "http": summary(http),
+        "column_sql": summary(column),
+        "expression_sql": summary(expression),
+        "speedup": round(statistics.median(expression) / statistics.median(column), 2),
+        "ts_match_vq_leakproof": bool(leakproof),
+        "match_is_index_condition": any("@@" in c for c in plan_conditions(plan, "Index Cond")),
+        "plan_filters": plan_conditions(plan, "Filter"),
+        "plan_index_conditions": plan_conditions(plan, "Index Cond"),
+    }
 
 
 async def run_size(
@@ -225,7 +337,11 @@ async def run_size(
     headers = {"Authorization": f"Bearer {mint_token(tenant=tenant, secret=DEVELOPMENT_SECRET)}"}
     path = f"/v1/corpora/{corpus.name}/navigate"
     count = repeats(n)
-    result: dict[str, Any] = {"documents": n, "edges": n * EDGES_PER_DOCUMENT}
+    result: dict[str, Any] = {
+        "documents": n,
+        "edges": n * EDGES_PER_DOCUMENT,
+        "load_average_before": [round(x, 2) for x in os.getloadavg()],
+    }
     async with httpx.AsyncClient(timeout=600) as client:
         cold = [
             (await timed_navigate(client, cold_url + path, headers, f"w{k} w{k + 7} w{k + 11}"))[0]
@@ -242,10 +358,11 @@ async def run_size(
                 raise RuntimeError(f"a warm request was a {body['diagnostics']['cache']}")
             warm.append(elapsed)
         result["warm"] = summary(warm)
-        writes, states = [], []
+        writes, states, phases, commits = [], [], [], []
         for k in range(count["write"]):
             new_id = uuid.uuid4()
             token = f"fresh{suffix}x{k}"
+            written = time.perf_counter()
             async with owner_store.tenant(tenant) as tx:
                 await tx.insert_rows(
                     corpus.documents,
@@ -263,15 +380,24 @@ async def run_size(
                         }
                     ],
                 )
+            commits.append(time.perf_counter() - written)
             elapsed, body = await timed_navigate(client, cached_url + path, headers, token)
             if str(new_id) not in [hit["id"] for hit in body["hits"]]:
                 raise RuntimeError("a navigation right after a write did not see the write")
             states.append(body["diagnostics"]["cache"])
+            phases.append(body["phases"])
             writes.append(elapsed)
         result["write_then_navigate"] = summary(writes)
         result["write_then_navigate"]["refreshed"] = states.count("refresh")
+        result["write_then_navigate"]["write_commit"] = summary(commits)
+        result["write_then_navigate"]["phases"] = phase_summary(phases)
+        retrieve_path = f"/v1/corpora/{corpus.name}/retrieve"
+        result["retrieve"] = await retrieval(
+            client, cached_url + retrieve_path, headers, reader, corpus, tenant, count["retrieve"]
+        )
     result["naive"] = summary([await naive(reader, corpus, tenant) for _ in range(count["naive"])])
     result["cold_speedup_vs_naive"] = round(result["naive"]["p50_ms"] / result["cold"]["p50_ms"], 2)
+    result["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     return result
 
 
@@ -299,6 +425,29 @@ def table(results: Sequence[dict[str, Any]]) -> str:
                 f" {row['rps']:>8.1f}"
             )
         lines.append(f"{'':>7} cold vs naive: {result['cold_speedup_vs_naive']:.1f}x faster")
+        found = result["retrieve"]
+        for mode in ("http", "column_sql", "expression_sql"):
+            row = found[mode]
+            lines.append(
+                f"{result['documents']:>7} {'retrieve ' + mode:<20} {row['p50_ms']:>9.1f}"
+                f" {row['p95_ms']:>9.1f} {row['rps']:>8.1f}"
+            )
+        lines.append(
+            f"{'':>7} retrieve statement vs the expression baseline: {found['speedup']:.1f}x faster"
+            f" (ts_match_vq leakproof: {found['ts_match_vq_leakproof']}, match an index"
+            f" condition: {found['match_is_index_condition']})"
+        )
+        phases = result["write_then_navigate"]["phases"]
+        lines.append(
+            f"{'':>7} write-then-navigate phases (server, p50/p95 ms): "
+            + ", ".join(f"{k} {v['p50_ms']:.1f}/{v['p95_ms']:.1f}" for k, v in phases.items())
+        )
+        commit = result["write_then_navigate"]["write_commit"]
+        lines.append(
+            f"{'':>7} the write's commit (p50/p95 ms): {commit['p50_ms']:.1f}/{commit['p95_ms']:.1f};"
+            f" load average {result['load_average_before'][0]} before,"
+            f" {result['load_average_after'][0]} after"
+        )
     return "\n".join(lines)
 
 

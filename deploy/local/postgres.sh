@@ -159,6 +159,21 @@ SQL
         psql_super "$MNEMO_PG_DB" -c "REVOKE ALL ON SCHEMA public FROM PUBLIC"
         say "postgres: created database $MNEMO_PG_DB and roles mnemo_owner, mnemo_app, mnemo_relay, ${SERVICE_ROLES// /, }"
     fi
+    fulltext_leakproof
+}
+
+# Opt-in (MNEMO_PG_FULLTEXT_LEAKPROOF=1; 0 undoes it; unset leaves it as it is): mark the full-text
+# match `tsvector @@ tsquery` leakproof in the Mnemo database, so that under row-level security the
+# GIN index of a documents store serves retrieve's match instead of a per-row test after the tenant
+# policy. Only a superuser may; it changes a built-in function for every role of this database.
+# See services/navigator/README.md ("Full text under row-level security") before turning it on.
+fulltext_leakproof() {
+    case "${MNEMO_PG_FULLTEXT_LEAKPROOF:-}" in
+        1) psql_super "$MNEMO_PG_DB" -c "ALTER FUNCTION pg_catalog.ts_match_vq(tsvector, tsquery) LEAKPROOF"
+           say "postgres: tsvector @@ tsquery marked leakproof (MNEMO_PG_FULLTEXT_LEAKPROOF=1)" ;;
+        0) psql_super "$MNEMO_PG_DB" -c "ALTER FUNCTION pg_catalog.ts_match_vq(tsvector, tsquery) NOT LEAKPROOF" ;;
+        *) ;;
+    esac
 }
 
 down() {

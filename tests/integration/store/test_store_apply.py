@@ -11,7 +11,8 @@ from mnemo_axon.compiler import load_deployment
 from mnemo_axon.ir import Deployment
 from mnemo_store import DestructiveChangeError
 from mnemo_store.applier import apply_deployment
-from mnemo_store.identifiers import store_table
+from mnemo_store.ddl import fulltext_column
+from mnemo_store.identifiers import object_name, store_table
 from mnemo_store.registry import set_corpus_status
 
 BASE = """
@@ -69,7 +70,7 @@ async def test_apply_creates_registers_as_draft_and_a_second_apply_changes_nothi
         [f"Notes_{suffix}", f"Links_{suffix}"],
     )
     assert {r["indexname"] for r in indexes} >= {
-        f"Notes_{suffix}__fulltext",
+        object_name(f"Notes_{suffix}", fulltext_column("title", None)),
         f"Links_{suffix}__edge_from_idx",
         f"Links_{suffix}__edge_to_idx",
     }

@@ -9,9 +9,17 @@ from mnemo_axon.column_types import AxonType
 from mnemo_axon.compiler import load_deployment
 from mnemo_axon.ir import ColumnDecl, Deployment, StoreDecl
 from mnemo_store import ReservedColumnError
-from mnemo_store.ddl import Catalog, ExistingColumn, ExistingStore, plan_stores
+from mnemo_store.ddl import (
+    Catalog,
+    ExistingColumn,
+    ExistingStore,
+    fulltext_column,
+    plan_stores,
+)
 from mnemo_store.identifiers import object_name
 
+FULLTEXT = fulltext_column("title", "body")
+FULLTEXT_INDEX = object_name("Docs", FULLTEXT)
 DECLARATIONS = """
 axonstore Docs { backend: postgresql
     schema { id: Uuid primary_key  sub: Uuid not_null  title: Text  body: Text  slug: Text unique
@@ -40,15 +48,14 @@ def existing_docs(**changes: object) -> ExistingStore:
         ExistingColumn("made", "timestamp with time zone", False),
         ExistingColumn("note", "text", False),
         ExistingColumn("axon_changed", "xid8", True),
+        ExistingColumn(FULLTEXT, "tsvector", False),
     )
     values: dict[str, object] = {
         "name": "Docs",
         "columns": columns,
         "primary_key": ("axon_tenant", "id"),
         "unique": frozenset({("axon_tenant", "slug")}),
-        "indexes": frozenset(
-            {"Docs__fulltext", "Docs_pkey", "Docs__slug_key", "Docs__changed_idx"}
-        ),
+        "indexes": frozenset({FULLTEXT_INDEX, "Docs_pkey", "Docs__slug_key", "Docs__changed_idx"}),
         "revision_corpora": ("Graph",),
         "reset_corpora": ("Graph",),
     }
@@ -69,7 +76,11 @@ def test_a_new_store_gets_a_tenant_led_key_forced_rls_grants_indexes_and_a_revis
     assert "mnemo.enable_tenant_rls('axon_stores.\"Docs\"'::regclass)" in sql
     assert 'GRANT SELECT, INSERT, UPDATE ON "axon_stores"."Docs" TO mnemo_app' in sql
     assert not [line for line in sql.splitlines() if "GRANT" in line and "DELETE" in line]
-    assert "USING gin (\"axon_tenant\", to_tsvector('simple'::regconfig" in sql
+    assert f'USING gin ("axon_tenant", "{FULLTEXT}")' in sql
+    assert (
+        f"\"{FULLTEXT}\" tsvector GENERATED ALWAYS AS (to_tsvector('simple'::regconfig,"
+        """ coalesce("title"::text, '') || ' ' || coalesce("body"::text, ''))) STORED"""
+    ) in sql
     assert '("axon_tenant", "from_id", "to_id", "etype")' in sql
     assert '("axon_tenant", "to_id")' in sql
     assert "mnemo.bump_graph_revision('Graph')" in sql
@@ -100,7 +111,7 @@ def test_an_existing_store_without_a_change_marker_gets_one_additively() -> None
     columns = tuple(c for c in existing_docs().columns if c.name != "axon_changed")
     store = existing_docs(
         columns=columns,
-        indexes=frozenset({"Docs__fulltext", "Docs_pkey", "Docs__slug_key"}),
+        indexes=frozenset({FULLTEXT_INDEX, "Docs_pkey", "Docs__slug_key"}),
         has_change_trigger=False,
         reset_corpora=None,
     )
@@ -123,7 +134,7 @@ def test_a_new_nullable_column_is_added_and_a_missing_index_or_policy_restored()
         'ALTER TABLE "axon_stores"."Docs" ADD COLUMN "note" text DEFAULT \'it\'\'s\'::text' in docs
     )
     assert any("enable_tenant_rls" in sql for sql in docs)
-    assert any("Docs__fulltext" in sql for sql in docs)
+    assert any(FULLTEXT_INDEX in sql for sql in docs)
 
 
 @pytest.mark.parametrize(
@@ -194,3 +205,44 @@ def test_long_object_names_are_shortened_without_colliding() -> None:
     assert len(first.encode()) <= 63
     assert len(second.encode()) <= 63
     assert first != second
+
+
+def test_the_full_text_column_is_named_by_its_mapping_and_hidden_from_column_checks() -> None:
+    assert fulltext_column("title", "body") == FULLTEXT
+    assert FULLTEXT.startswith("axon_fulltext_")
+    assert len({FULLTEXT, fulltext_column("title", None), fulltext_column("body", "title")}) == 3
+    # An existing store holding the column: no refusal ("dropped column"), nothing to add.
+    plan = plan_stores(deployment(), Catalog({"Docs": existing_docs()}))
+    assert plan.refused == ()
+    assert not [step for step in plan.steps if FULLTEXT in step.sql]
+
+
+def test_an_existing_documents_store_without_the_full_text_column_gets_it_and_its_index() -> None:
+    columns = tuple(c for c in existing_docs().columns if c.name != FULLTEXT)
+    store = existing_docs(
+        columns=columns, indexes=frozenset({"Docs__fulltext", "Docs_pkey", "Docs__slug_key"})
+    )
+    plan = plan_stores(deployment(), Catalog({"Docs": store}))
+    docs = [step.sql for step in plan.steps if '"Docs"' in step.sql]
+    assert plan.refused == ()
+    added = [sql for sql in docs if f'ADD COLUMN "{FULLTEXT}" tsvector GENERATED ALWAYS' in sql]
+    assert len(added) == 1
+    indexed = [i for i, sql in enumerate(docs) if f'USING gin ("axon_tenant", "{FULLTEXT}")' in sql]
+    assert indexed
+    assert docs.index(added[0]) < indexed[0]
+
+
+def test_two_corpora_mapping_one_store_differently_get_a_column_each() -> None:
+    text = (
+        DECLARATIONS
+        + """
+corpus Slugs from axonstore {
+    documents: Docs(id, slug)
+    relations: Edges(from_id, to_id, etype, weight)
+}
+"""
+    )
+    sql = "\n".join(step.sql for step in plan_stores(deployment(text), Catalog()).steps)
+    for column in (FULLTEXT, fulltext_column("slug", None)):
+        assert f'"{column}" tsvector GENERATED ALWAYS' in sql
+        assert f'USING gin ("axon_tenant", "{column}")' in sql

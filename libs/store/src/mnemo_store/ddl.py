@@ -4,8 +4,16 @@ Each `axonstore` is one table `axon_stores."<Name>"` with a hidden `axon_tenant 
 leading its primary key, unique constraints and indexes; row-level security enabled and forced
 (`mnemo.enable_tenant_rls`); SELECT, INSERT and UPDATE for the application role (no DELETE: nothing
 in Mnemo deletes store rows). A store read by a store corpus also gets the indexes that corpus
-needs (document id; a full-text GIN index over title and body; edge endpoints) and a statement
-trigger that bumps the graph revision of every corpus reading it.
+needs (document id; full text; edge endpoints) and a statement trigger that bumps the graph
+revision of every corpus reading it.
+
+Full text is a hidden stored column, `axon_fulltext_<digest>` (`fulltext_column`: one per title and
+body mapping of the corpora reading the store as documents), generated as the tsvector of title and
+body, with a GIN index leading with the tenant. Under row-level security a match (`@@`) is not
+leakproof, so Postgres evaluates it only after the tenant's policy, row by row, rather than as an
+index condition: the stored column makes that per-row test cheap (no `to_tsvector` per row, about
+7x faster at 100k documents per tenant). Where the superuser has marked `ts_match_vq` leakproof
+(an operator's choice, see the navigator's README), the same queries become GIN index lookups.
 
 Every store also has a hidden change marker, `axon_changed xid8`: the id of the transaction that
 last inserted or updated the row (a default, and a row trigger for updates), indexed after the
@@ -20,6 +28,7 @@ refused with the statements it would take. A second apply of the same declaratio
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +54,7 @@ CHANGE_TRIGGER: Final = "axon_row_change"
 RESET_TRIGGER: Final = "axon_graph_reset"
 IDENTITY_TRIGGER: Final = "axon_identity_reset"
 FULLTEXT_CONFIG: Final = "simple"
+FULLTEXT_PREFIX: Final = "axon_fulltext_"
 # A number literal as the .axon lexer reads one (`1`, `-2.5`, `.5`, `1e-3`), all valid SQL too.
 _NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 # format_type() spells some types differently from the names DDL is written with.
@@ -138,10 +148,11 @@ def plan_stores(
         existing = catalog.stores.get(store.name)
         corpora = readers.get(store.name, ())
         identity = identity_columns(deployment, store)
+        fulltext = _fulltext_mappings(deployment, store)
         if existing is None:
-            steps += _create(store, indexes, corpora, identity)
+            steps += _create(store, indexes, corpora, identity, fulltext)
             continue
-        steps += _extend(store, existing, indexes, corpora, refused, identity)
+        steps += _extend(store, existing, indexes, corpora, refused, identity, fulltext)
     return StorePlan(tuple(steps), tuple(refused))
 
 
@@ -152,6 +163,36 @@ def fulltext_expression(title_column: str, body_column: str | None, alias: str =
     if body_column is not None:
         text += f" || ' ' || coalesce({prefix}{quote(body_column)}::text, '')"
     return f"to_tsvector('{FULLTEXT_CONFIG}'::regconfig, {text})"
+
+
+def fulltext_column(title_column: str, body_column: str | None) -> str:
+    """The hidden stored tsvector column of a documents store for one (title, body) mapping:
+    `axon_fulltext_` and the first 10 hex digits of SHA-256 over `title\\nbody` (migration 0009
+    computes the same name in SQL)."""
+    mapping = f"{title_column}\n{body_column or ''}"
+    return FULLTEXT_PREFIX + hashlib.sha256(mapping.encode("utf-8")).hexdigest()[:10]
+
+
+def fulltext_column_sql(title_column: str, body_column: str | None) -> str:
+    """The column's definition: generated from title and body, stored."""
+    name = fulltext_column(title_column, body_column)
+    expression = fulltext_expression(title_column, body_column)
+    return f"{quote(name)} tsvector GENERATED ALWAYS AS ({expression}) STORED"
+
+
+def _fulltext_mappings(deployment: Deployment, store: StoreDecl) -> list[tuple[str, str | None]]:
+    """The (title, body) mappings of the store corpora reading `store` as documents, each once."""
+    found: dict[str, tuple[str, str | None]] = {}
+    for corpus in deployment.corpora:
+        documents = corpus.documents_store
+        if (
+            corpus.kind is CorpusKind.STORE_GRAPH
+            and documents is not None
+            and documents.store == store.name
+        ):
+            mapping = (documents.title_column, documents.body_column)
+            found[fulltext_column(*mapping)] = mapping
+    return [found[name] for name in sorted(found)]
 
 
 # --------------------------------------------------------------------------------- new tables
@@ -178,6 +219,7 @@ def _create(
     indexes: Sequence[_Index],
     corpora: tuple[str, ...],
     identity: tuple[str, ...] = (),
+    fulltext: Sequence[tuple[str, str | None]] = (),
 ) -> list[PlanStep]:
     table = store_table(store.name)
     lines = [f"{quote(TENANT_COLUMN)} uuid NOT NULL"]
@@ -186,6 +228,7 @@ def _create(
         lines.append(f"{quote(ROW_ID_COLUMN)} bigint GENERATED ALWAYS AS IDENTITY")
         key = [ROW_ID_COLUMN]
     lines += [_column_sql(column) for column in store.columns]
+    lines += [fulltext_column_sql(*mapping) for mapping in fulltext]
     lines.append(_CHANGE_COLUMN_SQL)
     lines.append(f"PRIMARY KEY ({_key_list(key)})")
     for column in store.columns:
@@ -320,12 +363,14 @@ def _indexes(deployment: Deployment, store: StoreDecl) -> list[_Index]:
                     f"CREATE INDEX {quote(name)} ON {table} ({_key_list([documents.id_column])})",
                     f"index {store.name} by document id",
                 )
-            name = object_name(store.name, "fulltext")
-            expression = fulltext_expression(documents.title_column, documents.body_column)
+            column = fulltext_column(documents.title_column, documents.body_column)
+            name = object_name(store.name, column)
             found[name] = _Index(
                 name,
-                f"CREATE INDEX {quote(name)} ON {table} USING gin ({quote(TENANT_COLUMN)}, {expression})",
-                f"full-text index of {store.name} (title and body)",
+                f"CREATE INDEX {quote(name)} ON {table}"
+                f" USING gin ({quote(TENANT_COLUMN)}, {quote(column)})",
+                f"full-text index of {store.name} ({documents.title_column}"
+                + (f", {documents.body_column})" if documents.body_column else ")"),
             )
         if relations is not None and relations.store == store.name:
             name = object_name(store.name, "edge_from_idx")
@@ -360,9 +405,11 @@ def _extend(
     corpora: tuple[str, ...],
     refused: list[str],
     identity: tuple[str, ...] = (),
+    fulltext: Sequence[tuple[str, str | None]] = (),
 ) -> list[PlanStep]:
     """The additive steps that bring `existing` up to `store`; what only a destructive change could
-    do is appended to `refused` as the statement an operator would run."""
+    do is appended to `refused` as the statement an operator would run. A missing full-text column
+    is added (Postgres rewrites the table to fill it, under the apply's lock timeout)."""
     table = store_table(store.name)
     for difference in _TABLE_DIFFERENCES:
         refused += difference(table, store, existing)
@@ -373,6 +420,14 @@ def _extend(
         if existing.column(column.name) is None and _new_column_refusal(column) is None
     ]
     steps += _missing(_BEFORE_INDEXES, store, existing, corpora, key)
+    steps += [
+        PlanStep(
+            f"add the full-text column of {store.name} ({', '.join(filter(None, mapping))})",
+            f"ALTER TABLE {table} ADD COLUMN {fulltext_column_sql(*mapping)}",
+        )
+        for mapping in fulltext
+        if existing.column(fulltext_column(*mapping)) is None
+    ]
     steps += [
         PlanStep(index.description, index.sql)
         for index in indexes
@@ -471,7 +526,9 @@ def _dropped_columns(table: str, store: StoreDecl, existing: ExistingStore) -> l
     return [
         f"ALTER TABLE {table} DROP COLUMN {quote(have.name)};"
         for have in existing.columns
-        if have.name not in declared and have.name not in hidden
+        if have.name not in declared
+        and have.name not in hidden
+        and not have.name.startswith(FULLTEXT_PREFIX)
     ]
 
 

@@ -1,10 +1,12 @@
 """Full-text retrieval and paging over a store corpus's documents.
 
-`retrieve` ranks by Postgres full-text rank over the same tsvector expression the documents store
-is indexed with (`ddl.fulltext_expression`, a GIN index leading with the tenant), so the match is an
-index lookup, never a scan. The query is the disjunction of the query's tokens (MDN.md §3: runs of
-letters and digits, so no tsquery syntax can reach `to_tsquery`); `ts_rank_cd(…, 32)` is
-`rank / (rank + 1)`, a similarity in [0, 1).
+`retrieve` ranks by Postgres full-text rank over the documents store's stored tsvector column
+(`ddl.fulltext_column`, generated from title and body, GIN-indexed after the tenant). Under
+row-level security `@@` is not leakproof, so Postgres applies it after the tenant's policy: a
+per-row test of the stored vector (no `to_tsvector` per row) over the tenant's rows in scope; where
+the superuser has marked `ts_match_vq` leakproof, the same statement is a GIN index lookup. The
+query is the disjunction of the query's tokens (MDN.md §3: runs of letters and digits, so no tsquery
+syntax can reach `to_tsquery`); `ts_rank_cd(…, 32)` is `rank / (rank + 1)`, a similarity in [0, 1).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 
 from mnemo_mdn.tokenization import tokens
 
-from mnemo_store.ddl import FULLTEXT_CONFIG, fulltext_expression
+from mnemo_store.ddl import FULLTEXT_CONFIG, fulltext_column
 from mnemo_store.identifiers import TENANT_COLUMN, quote, store_table
 from mnemo_store.scope import RenderedScope
 from mnemo_store.store_corpus import StoreCorpus
@@ -38,7 +40,7 @@ def text_query(query: str) -> str:
 
 def retrieve_sql(corpus: StoreCorpus, scope: RenderedScope) -> str:
     """Top-k by rank; `$1` the tsquery text, `$2` k, the scope rendered from `$3`, unqualified."""
-    vector = fulltext_expression(corpus.title_column, corpus.body_column)
+    vector = quote(fulltext_column(corpus.title_column, corpus.body_column))
     query = f"to_tsquery('{FULLTEXT_CONFIG}'::regconfig, $1)"
     return (
         f"SELECT {_columns(corpus)}, ts_rank_cd({vector}, {query}, 32) AS axon_similarity"

@@ -12,6 +12,7 @@ second line: with no tenant set, Postgres returns no rows and refuses every writ
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
@@ -217,7 +218,9 @@ class TenantTransaction:
                     refresh.incident_edges_sql(corpus, key, incident), arriving, *incident.params
                 )
             ]
-        return refresh.merge(
+        # The merge copies the graph's columns (O(documents)): in a worker thread, off the loop.
+        return await asyncio.to_thread(
+            refresh.merge,
             rows,
             documents,
             refresh.ChangedEdges.of(edge_rows),

@@ -1,7 +1,8 @@
 """The navigator's spans and metrics, kept beside the use cases rather than inside them.
 
 - `traced_navigation` wraps `Navigator.navigate` in a `mnemo.navigate` span (corpus, mode, cache
-  state, EPR iterations, hits returned) and records `mnemo_navigate_duration_seconds` and
+  state, EPR iterations, hits returned, and `mnemo.navigate.<phase>_ms` for each phase the
+  navigation timed) and records `mnemo_navigate_duration_seconds` and
   `mnemo_graph_cache_requests_total` for navigations that were served;
 - `traced_retrieval` wraps `Navigator.retrieve` (and so search) in a `mnemo.retrieve` span;
 - `observe_graph` is called by `navigate` once it holds the graph: graph size on the span, and
@@ -46,6 +47,8 @@ def traced_navigation(method: Method) -> Method:
                 epr_iterations=iterations if isinstance(iterations, int) else None,
                 hits=len(result.navigation.hits),
             )
+            for phase, ms in result.timings.items():
+                span.span.set_attribute(f"mnemo.navigate.{phase}_ms", round(ms, 3))
         NAVIGATE_DURATION.labels(corpus=corpus_id, mode=request.mode).observe(
             time.perf_counter() - started
         )

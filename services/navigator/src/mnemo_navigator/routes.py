@@ -8,7 +8,7 @@ decode the body, call a use case and encode its result. Every error answers
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -24,6 +24,7 @@ from mnemo_navigator.use_cases import (
     NavigateRequest,
     Navigator,
     RetrieveRequest,
+    server_timing,
     source_uri,
 )
 
@@ -229,7 +230,9 @@ def api_router(navigator: Navigator, verifier: TokenVerifier) -> APIRouter:
     Who = Annotated[Caller, Depends(caller)]  # noqa: N806  (a type alias)
 
     @router.post("/corpora/{corpus}/navigate", response_model=NavigateOut)
-    async def navigate(corpus: Corpus, body: NavigateBody, who: Who) -> NavigateOut:
+    async def navigate(
+        corpus: Corpus, body: NavigateBody, who: Who, response: Response
+    ) -> NavigateOut:
         result = await navigator.navigate(
             who,
             corpus,
@@ -244,6 +247,7 @@ def api_router(navigator: Navigator, verifier: TokenVerifier) -> APIRouter:
             ),
         )
         nav = result.navigation
+        response.headers["Server-Timing"] = server_timing(result.timings)
         return NavigateOut(
             hits=[
                 HitOut(

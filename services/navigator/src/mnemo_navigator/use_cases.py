@@ -11,6 +11,12 @@ request's own snapshot (a stale cached graph is refreshed from the rows changed 
 outcome, reinforces the traversed edges in the same scope and queues the audit event in one
 transaction that first locks the corpus's revision row. When that lock shows nobody wrote since
 the cached revision, the cache moves forward by the same relative update instead of reloading.
+
+Every navigation times its phases (`Timings`: the corpus check, the revision read, the refresh or
+load, building the graph, EPR, the walk, the memory and audit transaction); the HTTP answer carries
+them as a `Server-Timing` header and the navigate span as attributes. CPU work on a whole graph
+(building it, sizing it for the cache, EPR, the walk, moving it forward after a reinforcement) runs
+in a worker thread, never on the event loop that serves the other requests.
 """
 
 from __future__ import annotations
@@ -20,8 +26,8 @@ import hashlib
 import json
 import time
 import uuid
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
@@ -41,10 +47,17 @@ from mnemo_mdn import (
     navigate,
     reinforcement_plan,
 )
+from mnemo_mdn.incremental import carry_over
 from mnemo_mdn.memory import EdgeReinforcement
 from mnemo_store import EdgeDelta, GraphArrays, LoadLimits, OutboxEvent, Scope, StoreCorpus
 from mnemo_store.errors import NotAStoreCorpusError, StoreError
-from mnemo_store.graph_cache import CacheKey, GraphCache, refreshed_graph_bytes
+from mnemo_store.graph_cache import (
+    CachedGraph,
+    CacheKey,
+    GraphCache,
+    graph_bytes,
+    refreshed_graph_bytes,
+)
 from mnemo_store.outcomes import StoredOutcome
 from mnemo_store.refresh import GraphRows
 from mnemo_store.retrieval import FoundDocument
@@ -150,6 +163,26 @@ class RetrieveRequest:
     params: Mapping[str, object] = field(default_factory=dict)
 
 
+class Timings:
+    """Wall-clock milliseconds spent in each phase of one request, in the order first entered."""
+
+    def __init__(self) -> None:
+        self.ms: dict[str, float] = {}
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.ms[name] = self.ms.get(name, 0.0) + (time.perf_counter() - started) * 1000
+
+
+def server_timing(timings: Mapping[str, float]) -> str:
+    """Phases as a `Server-Timing` header value: `revision;dur=0.4, refresh;dur=12.1`."""
+    return ", ".join(f"{name};dur={ms:.1f}" for name, ms in timings.items())
+
+
 @dataclass(frozen=True, slots=True)
 class NavigateResult:
     navigation: Navigation
@@ -159,6 +192,8 @@ class NavigateResult:
     remembered: bool = True
     """False when the request was already handled (a redelivered request id): the answer is
     computed again, but memory, reinforcement and audit happened once, the first time."""
+    timings: Mapping[str, float] = field(default_factory=dict)
+    """Milliseconds per phase (`Timings`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,90 +343,114 @@ class Navigator:
         claim: Claim | None = None,
     ) -> NavigateResult:
         started = time.perf_counter()
+        timings = Timings()
         principal = caller.principal
         principal.require("read")
-        corpus = await self.served_corpus(corpus_id)
-        scope, digest = self.scope_for(principal, corpus, request.where, request.params)
+        with timings.phase("corpus"):
+            corpus = await self.served_corpus(corpus_id)
+            scope, digest = self.scope_for(principal, corpus, request.where, request.params)
         key: CacheKey = (principal.tenant, corpus.name, digest)
         graph, revision, cache_state, history = await self._graph(
-            principal.tenant, corpus, scope, key, digest
+            principal.tenant, corpus, scope, key, digest, timings
         )
-        await observe_graph(graph)
+        with timings.phase("epr"):
+            await observe_graph(graph)
         memory = Memory(
             outcomes=tuple(Outcome(o.path, o.score, o.sequence) for o in history),
             persisted_weights=True,
         )
         try:
-            navigation = await asyncio.to_thread(
-                navigate,
-                graph,
-                request.query,
-                request.seed,
-                request.budget or self._policy.default_budget,
-                request.mode,
-                request.direction,
-                DEFAULT_PARAMS,
-                memory,
-            )
+            with timings.phase("walk"):
+                navigation = await asyncio.to_thread(
+                    navigate,
+                    graph,
+                    request.query,
+                    request.seed,
+                    request.budget or self._policy.default_budget,
+                    request.mode,
+                    request.direction,
+                    DEFAULT_PARAMS,
+                    memory,
+                )
         except MdnError as error:
             raise InvalidRequestError(str(error)) from error
         plan: list[EdgeReinforcement] = []
         locked = after = -1
-        async with self._db.tenant(principal.tenant) as tx:
-            if claim is not None and not await tx.claim_event(claim.consumer, claim.request_id):
-                return NavigateResult(navigation, revision, cache_state, digest, remembered=False)
-            if corpus.adaptive:
-                locked = await tx.lock_graph_revision(corpus.name)
-                recent = await tx.recent_outcomes(corpus.name, digest, DEFAULT_PARAMS.horizon - 1)
-                sequence = (recent[-1].sequence if recent else 0) + 1
-                mean = baseline([o.score for o in recent] + [navigation.coverage])
-                plan = reinforcement_plan(navigation.traversed, navigation.coverage, mean)
-                await tx.record_outcome(
-                    corpus.name,
-                    digest,
-                    sequence,
-                    request.query,
-                    navigation.path,
-                    [
-                        {"from": e.source, "to": e.target, "etype": e.etype}
-                        for e in navigation.traversed
-                    ],
-                    navigation.coverage,
-                )
-                if plan:
-                    await tx.reinforce(
-                        corpus,
-                        [EdgeDelta(p.source, p.target, p.etype, p.delta) for p in plan],
-                        scope,
+        with timings.phase("remember"):
+            async with self._db.tenant(principal.tenant) as tx:
+                if claim is not None and not await tx.claim_event(claim.consumer, claim.request_id):
+                    return NavigateResult(
+                        navigation, revision, cache_state, digest, False, timings.ms
                     )
-                    after = await tx.graph_revision(corpus.name)
-            latency = (time.perf_counter() - started) * 1000
-            await tx.append_outbox(
-                self._audit(
-                    caller,
-                    corpus.name,
-                    "navigate",
-                    request.query,
-                    navigation.path,
-                    latency,
-                    navigation.top_similarity if navigation.hits else None,
-                    digest,
-                    revision,
+                if corpus.adaptive:
+                    locked = await tx.lock_graph_revision(corpus.name)
+                    recent = await tx.recent_outcomes(
+                        corpus.name, digest, DEFAULT_PARAMS.horizon - 1
+                    )
+                    sequence = (recent[-1].sequence if recent else 0) + 1
+                    mean = baseline([o.score for o in recent] + [navigation.coverage])
+                    plan = reinforcement_plan(navigation.traversed, navigation.coverage, mean)
+                    await tx.record_outcome(
+                        corpus.name,
+                        digest,
+                        sequence,
+                        request.query,
+                        navigation.path,
+                        [
+                            {"from": e.source, "to": e.target, "etype": e.etype}
+                            for e in navigation.traversed
+                        ],
+                        navigation.coverage,
+                    )
+                    if plan:
+                        await tx.reinforce(
+                            corpus,
+                            [EdgeDelta(p.source, p.target, p.etype, p.delta) for p in plan],
+                            scope,
+                        )
+                        after = await tx.graph_revision(corpus.name)
+                latency = (time.perf_counter() - started) * 1000
+                await tx.append_outbox(
+                    self._audit(
+                        caller,
+                        corpus.name,
+                        "navigate",
+                        request.query,
+                        navigation.path,
+                        latency,
+                        navigation.top_similarity if navigation.hits else None,
+                        digest,
+                        revision,
+                    )
                 )
-            )
         if plan and revision == locked and after == locked + 1:
             # Nobody wrote between the cached graph and this transaction: its only change is the
-            # reinforcement just committed, applied to the graph exactly as Postgres applied it.
-            self._cache.advance(key, locked, after, lambda g: apply_reinforcements(g, plan))
-        return NavigateResult(navigation, revision, cache_state, digest)
+            # reinforcement just committed, applied to the graph exactly as Postgres applied it
+            # (a new graph with new weights: built in a worker thread).
+            with timings.phase("advance"):
+                await asyncio.to_thread(
+                    self._cache.advance,
+                    key,
+                    locked,
+                    after,
+                    lambda g: apply_reinforcements(g, plan),
+                )
+        return NavigateResult(navigation, revision, cache_state, digest, True, timings.ms)
 
     async def _graph(
-        self, tenant: uuid.UUID, corpus: StoreCorpus, scope: Scope, key: CacheKey, digest: str
+        self,
+        tenant: uuid.UUID,
+        corpus: StoreCorpus,
+        scope: Scope,
+        key: CacheKey,
+        digest: str,
+        timings: Timings,
     ) -> tuple[CorpusGraph, int, CacheState, list[StoredOutcome]]:
         """The graph in `scope`, proven fresh: revision and rows from one snapshot taken after the
         request began; plus the scope's recent outcomes for the procedural bias."""
         async with self._db.tenant(tenant, read_only=True) as tx:
-            revision = await tx.graph_revision(corpus.name)
+            with timings.phase("revision"):
+                revision = await tx.graph_revision(corpus.name)
             cached = self._cache.get(key, revision)
             state: CacheState = "hit"
             if cached is not None:
@@ -403,26 +462,30 @@ class Navigator:
                 rows: GraphRows | None = None
                 previous = self._cache.peek(key) if caching else None
                 if previous is not None and previous.rows is not None:
-                    rows = await tx.refresh_graph(corpus, previous.rows, scope, limits)
+                    with timings.phase("refresh"):
+                        rows = await tx.refresh_graph(corpus, previous.rows, scope, limits)
                     state = "miss" if rows is None else "refresh"
                 if rows is None:
-                    arrays, rows = await tx.load_graph_rows(corpus, scope, limits)
-                nbytes: int | None = None
+                    with timings.phase("load"):
+                        arrays, rows = await tx.load_graph_rows(corpus, scope, limits)
                 if rows is not None:
-                    before = previous.graph if state == "refresh" and previous else None
-                    graph = await asyncio.to_thread(rows.to_graph, before)
-                    if state == "refresh" and previous is not None and rows.change is not None:
-                        nbytes = refreshed_graph_bytes(previous, graph, rows.change)
+                    before = previous if state == "refresh" else None
+                    graph, nbytes, steps = await asyncio.to_thread(_built, rows, before, caching)
+                    timings.ms.update(steps)
                     rows = replace(rows, change=None)  # used: the cache need not hold it
                     revision = rows.revision
                 else:
-                    graph = await asyncio.to_thread(arrays.to_graph)
+                    with timings.phase("build"):
+                        graph = await asyncio.to_thread(arrays.to_graph)
+                    with timings.phase("size"):
+                        nbytes = await asyncio.to_thread(graph_bytes, graph) if caching else 0
                     revision = arrays.revision
                 if caching:
                     self._cache.put(key, graph, revision, rows, nbytes=nbytes)
             history: list[StoredOutcome] = []
             if corpus.adaptive:
-                history = await tx.recent_outcomes(corpus.name, digest, DEFAULT_PARAMS.horizon)
+                with timings.phase("outcomes"):
+                    history = await tx.recent_outcomes(corpus.name, digest, DEFAULT_PARAMS.horizon)
         return graph, revision, state, history
 
     # -- retrieve and search
@@ -529,6 +592,30 @@ class Navigator:
             payload=envelope.model_dump(mode="json"),
             headers=headers,
         )
+
+
+def _built(
+    rows: GraphRows, previous: CachedGraph | None, sized: bool
+) -> tuple[CorpusGraph, int, dict[str, float]]:
+    """The graph of `rows`, taking over what `previous`'s graph computed when `rows` were merged
+    from its rows (`mnemo_mdn.incremental.carry_over`: the term index, EPR as a warm start), and
+    its `graph_bytes` (0 unless `sized`): CPU work for a worker thread. Also the milliseconds of
+    each of the three steps (build, carry, size)."""
+    started = time.perf_counter()
+    graph = rows.to_graph()
+    built = time.perf_counter()
+    if previous is not None and rows.change is not None:
+        carry_over(previous.graph, graph, rows.change)
+    carried = time.perf_counter()
+    nbytes = 0
+    if sized:
+        if previous is not None and rows.change is not None:
+            nbytes = refreshed_graph_bytes(previous, graph, rows.change)
+        else:
+            nbytes = graph_bytes(graph)
+    sized_at = time.perf_counter()
+    steps = {"build": built - started, "carry": carried - built, "size": sized_at - carried}
+    return graph, nbytes, {name: seconds * 1000 for name, seconds in steps.items()}
 
 
 def _pinned_fails(scope: Scope, corpus: StoreCorpus) -> bool:
