@@ -66,6 +66,16 @@ def rss_bytes(pid: int) -> int | None:
     return None
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time process `pid` has used (/proc/<pid>/stat), None once gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @dataclass
 class Services:
     """The processes of one run (any of `MODULES`), on topics and groups named after its suffix."""
