@@ -51,7 +51,8 @@ DEFAULT_DATA = ROOT / "bench" / "data" / "musique"
 SYSTEMS = ("bm25", "navigate", "navigate_no_edges")
 SPLITS = ("all", "tune", "held_out")
 DIRECTION: Direction = "both"
-"""The direction navigation follows edges in (trial 1 in bench/README.md: kept)."""
+"""The direction navigation follows edges in (trial 1 in bench/README.md: kept): the navigator's
+default, which service mode uses unless `--direction` is given."""
 
 
 def passage_id(position: int) -> str:
@@ -243,7 +244,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--format", choices=sorted(LOADERS), default="musique")
     parser.add_argument("--mode", choices=("engine", "service"), default="engine")
-    parser.add_argument("--direction", choices=("out", "both"), default=DIRECTION)
+    parser.add_argument(
+        "--direction",
+        choices=("out", "both"),
+        help=f"default: the navigator's ({DIRECTION}); service mode then sends none",
+    )
     parser.add_argument("--budget", type=int, default=5)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "quality.json")
     args = parser.parse_args(argv)
@@ -251,13 +256,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     dataset = LOADERS[args.format](args.data)
     started = time.perf_counter()
     if args.mode == "engine":
-        results, edges = run_engine(dataset, direction=args.direction, budget=args.budget)
+        results, edges = run_engine(
+            dataset, direction=args.direction or DIRECTION, budget=args.budget
+        )
     else:
         from quality_service import run_service  # the HTTP/Kafka client, only when asked for
 
         results, edges = run_service(dataset, direction=args.direction, budget=args.budget)
     summary = report(dataset, results, edges, args.mode, time.perf_counter() - started)
-    summary["direction"], summary["budget"] = args.direction, args.budget
+    summary["direction"], summary["budget"] = args.direction or DIRECTION, args.budget
     print_report(summary)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(summary, indent=2) + "\n")

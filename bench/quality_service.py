@@ -13,7 +13,8 @@ Postgres and Kafka (`make up`):
    ingest. The run waits until every document is stored, the classifier's and ingest's consumer
    groups have nothing left to read, and the edge count has stopped moving.
 4. Each question goes to the navigator: `POST /v1/corpora/<corpus>/navigate` with a development
-   token (`mnemo_auth.DEVELOPMENT_SECRET`), budget and direction as given.
+   token (`mnemo_auth.DEVELOPMENT_SECRET`) and the budget; the direction only when one is given
+   (`--direction`): otherwise the navigator's default, the one engine mode walks in.
 
 `bm25` and `navigate_no_edges` are computed in process over the same documents (the service has no
 BM25 endpoint; its flat `retrieve` ranks by Postgres full-text rank). Edge recall is read from the
@@ -42,7 +43,7 @@ from mnemo_mdn import DEFAULT_PARAMS, CorpusGraph, Edge, navigate
 from mnemo_mdn.frontier import Direction
 from mnemo_store.applier import apply_deployment
 from mnemo_store.identifiers import store_table
-from quality import Dataset, Results, bm25_ranking, passage_id, recall
+from quality import DIRECTION, Dataset, Results, bm25_ranking, passage_id, recall
 from service_processes import Services, lag
 
 DECLARATIONS = """
@@ -103,7 +104,9 @@ async def _persist(
         await producer.stop()
 
 
-async def _run(dataset: Dataset, direction: Direction, budget: int) -> tuple[Results, list[Edge]]:
+async def _run(
+    dataset: Dataset, direction: Direction | None, budget: int
+) -> tuple[Results, list[Edge]]:
     owner_dsn = environment("MNEMO_OWNER_DATABASE_URL")
     bootstrap = environment("MNEMO_KAFKA_BOOTSTRAP", "127.0.0.1:29092")
 
@@ -172,18 +175,23 @@ async def _run(dataset: Dataset, direction: Direction, budget: int) -> tuple[Res
         token = mint_token(tenant=tenant, secret=DEVELOPMENT_SECRET, subject="bench.quality")
         headers = {"Authorization": f"Bearer {token}"}
         results = Results()
+        body: dict[str, object] = {"budget": budget}
+        if direction is not None:
+            body["direction"] = direction
         async with httpx.AsyncClient(timeout=60) as http:
             for number, question in enumerate(dataset.questions, 1):
                 response = await http.post(
                     f"{url}/v1/corpora/{corpus}/navigate",
-                    json={"query": question.text, "budget": budget, "direction": direction},
+                    json={"query": question.text, **body},
                     headers=headers,
                 )
                 if response.status_code != 200:
                     raise SystemExit(f"navigate answered {response.status_code}: {response.text}")
                 walked = [hit["id"] for hit in response.json()["hits"]]
                 flat = bm25_ranking(flat_graph, question.text, DEFAULT_PARAMS, budget)
-                alone = navigate(flat_graph, question.text, budget=budget, direction=direction).path
+                alone = navigate(
+                    flat_graph, question.text, budget=budget, direction=direction or DIRECTION
+                ).path
                 gold = question.supporting
                 for system, ranked in (
                     ("bm25", flat),
@@ -221,7 +229,7 @@ async def _drop(
 
 
 def run_service(
-    dataset: Dataset, *, direction: Direction, budget: int
+    dataset: Dataset, *, direction: Direction | None, budget: int
 ) -> tuple[Results, list[Edge]]:
     def stop(number: int, frame: object) -> None:
         raise SystemExit(128 + number)  # so the services are stopped and the rows dropped

@@ -1,6 +1,7 @@
-"""Seed and walk choices, one trial at a time, on the engine (`bench/quality.py --mode engine`).
+"""Seed, walk and classifier choices, one trial at a time, on the engine (`bench/quality.py`).
 
-Each trial varies one choice from the configuration kept so far. The variant kept for a trial is
+Each trial varies one choice from the configuration kept so far, starting from the configuration
+before the first trial (direction `out`, titles mentioned only as written). The variant kept for a trial is
 the best on the `tune` half (recall@5, then recall@2); it replaces the current choice only if it
 beats it on `tune` and helps on the `held_out` half: recall@5 higher by more than one passage's
 worth (ONE_PASSAGE) and recall@2 not lower. Every trial and its verdict
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
+from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,12 +24,20 @@ from typing import Any, TypedDict, Unpack
 
 import numpy as np
 import quality
-from mnemo_mdn import DEFAULT_PARAMS, Edge, MdnParams
+from mnemo_mdn import DEFAULT_PARAMS, Edge, MdnParams, edge_classification
 from mnemo_mdn import mdn_mode as mdn_mode_module
-from mnemo_mdn.edge_classification import ClassifierOptions
+from mnemo_mdn.edge_classification import FUNCTION_WORDS, ClassifierOptions, TextDocument
 from mnemo_mdn.frontier import Direction, Frontier
-from mnemo_mdn.lexical_index import classify_corpus
+from mnemo_mdn.lexical_index import LexicalIndex, classify_corpus
 from mnemo_mdn.walk import Step, Walk, WalkInputs, earliest_best
+
+QUALIFIERS: dict[str, re.Pattern[str]] = {
+    "none": re.compile(r"(?!)"),  # before trial 7: a title is mentioned only as written
+    "parenthesised": edge_classification.QUALIFIER,
+    "parenthesised or after a comma": re.compile(r"\([^()]*\)|,.*"),
+}
+"""What a title's qualifier is (`edge_classification.QUALIFIER`): the title without it is a name
+the document is also mentioned by."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +46,81 @@ class Config:
     direction: Direction = "out"
     restart: str = "relevance"  # or "gain"
     max_links: int = 10
+    qualifier: str = "none"
+    title_parts: bool = False
+
+
+@contextmanager
+def qualifier_rule(name: str) -> Iterator[None]:
+    """The classifier reading titles with another qualifier pattern (a constant of the module,
+    swapped in its namespace for the trial)."""
+    namespace = vars(edge_classification)
+    original = namespace["QUALIFIER"]
+    namespace["QUALIFIER"] = QUALIFIERS[name]
+    try:
+        yield
+    finally:
+        namespace["QUALIFIER"] = original
+
+
+_NAME_WORD = re.compile(r"[^\W_]+")
+
+
+def _name_parts(text: str) -> set[str]:
+    """Runs of capitalised words (or numbers) that punctuation and function words end, lowercased:
+    `Nicholas I, Lord of Mecklenburg` gives `nicholas`, `lord`, `mecklenburg` (one-letter words
+    are no tokens)."""
+    parts: set[str] = set()
+    run: list[str] = []
+    previous_end = -1
+
+    def close() -> None:
+        if run:
+            parts.add(" ".join(w.lower() for w in run))
+        run.clear()
+
+    for match in _NAME_WORD.finditer(text):
+        word = match.group()
+        if run and text[previous_end : match.start()].strip(" ") != "":
+            close()
+        named = word[0].isupper() or word[0].isdigit()
+        if named and word.lower() not in FUNCTION_WORDS and (len(word) >= 2 or ord(word) >= 0x80):
+            run.append(word)
+        else:
+            close()
+        previous_end = match.end()
+    close()
+    return parts
+
+
+def title_part_edges(documents: Sequence[TextDocument]) -> list[Edge]:
+    """Trial 8's rule (not kept): a document citing another by a part of its title, e.g. a passage
+    naming `Kansas` cites `Kansas's congressional districts`. A part is a name run of the title
+    without its qualifier (not the whole title) that the titled document also names on its own in
+    its text; the citing document names it as a whole run; weight `1/m`, `m` the documents whose
+    title has that part."""
+    index = LexicalIndex(documents)
+    named = [_name_parts(f"{d.title}\n\n{d.body or ''}") for d in documents]
+    in_body = [_name_parts(d.body or "") for d in documents]
+    holders: dict[str, set[int]] = defaultdict(set)
+    for position, parts in enumerate(named):
+        for part in parts:
+            holders[part].add(position)
+    titled: dict[str, set[int]] = defaultdict(set)
+    for position, document in enumerate(documents):
+        alias = edge_classification.QUALIFIER.sub(" ", document.title)
+        for part in _name_parts(alias) - {index.keys[position].title_key}:
+            if part in in_body[position]:
+                titled[part].add(position)
+    edges = []
+    for part, cited in sorted(titled.items()):
+        for target in sorted(cited):
+            for source in sorted(holders[part] - {target}):
+                if part in index.keys[source].title_names:
+                    continue
+                share = 1.0 / len(cited)
+                edges.append(Edge(documents[source].id, documents[target].id, "cite", share))
+    return edges
 
 
 def gain_restart_walk(inputs: WalkInputs) -> Walk:
@@ -114,16 +200,20 @@ def restart_rule(name: str) -> Iterator[None]:
 class Trials:
     def __init__(self, dataset: quality.Dataset) -> None:
         self.dataset = dataset
-        self._edges: dict[int, list[Edge]] = {}
+        self._edges: dict[tuple[int, str, bool], list[Edge]] = {}
         self.rows: list[dict[str, Any]] = []
 
-    def edges(self, max_links: int) -> list[Edge]:
-        if max_links not in self._edges:
-            options = ClassifierOptions(max_links=max_links)
-            self._edges[max_links] = [
-                d.to_edge() for d in classify_corpus(self.dataset.documents(), options)
-            ]
-        return self._edges[max_links]
+    def edges(self, config: Config) -> list[Edge]:
+        key = (config.max_links, config.qualifier, config.title_parts)
+        if key not in self._edges:
+            options = ClassifierOptions(max_links=config.max_links)
+            documents = [TextDocument(d.id, d.title, d.body) for d in self.dataset.documents()]
+            with qualifier_rule(config.qualifier):
+                edges = [d.to_edge() for d in classify_corpus(documents, options)]
+                if config.title_parts:
+                    edges = merged(edges, title_part_edges(documents))
+            self._edges[key] = edges
+        return self._edges[key]
 
     def score(self, config: Config) -> dict[str, tuple[float, float]]:
         with restart_rule(config.restart):
@@ -131,7 +221,7 @@ class Trials:
                 self.dataset,
                 params=config.params,
                 direction=config.direction,
-                edges=self.edges(config.max_links),
+                edges=self.edges(config),
             )
         return {split: results.mean("navigate", split) for split in ("tune", "held_out", "all")}
 
@@ -160,6 +250,16 @@ class Trials:
             }
         )
         return best if kept else current
+
+
+def merged(edges: Sequence[Edge], extra: Sequence[Edge]) -> list[Edge]:
+    """`edges` and `extra`, one edge per (source, target, type): the heavier."""
+    best: dict[tuple[str, str, str], Edge] = {}
+    for edge in (*edges, *extra):
+        key = (edge.source, edge.target, edge.etype)
+        if key not in best or edge.weight > best[key].weight:
+            best[key] = edge
+    return [best[key] for key in sorted(best)]
 
 
 ONE_PASSAGE = 1.0
@@ -198,6 +298,16 @@ TRIALS: list[tuple[str, Callable[[Config], list[tuple[str, Config]]]]] = [
     (
         "6 classifier max_links",
         lambda c: [(f"max_links={v}", dataclasses.replace(c, max_links=v)) for v in (5, 20)],
+    ),
+    (
+        "7 title without its qualifier",
+        lambda c: [
+            (name, dataclasses.replace(c, qualifier=name)) for name in QUALIFIERS if name != "none"
+        ],
+    ),
+    (
+        "8 title parts",
+        lambda c: [("cited by a title part", dataclasses.replace(c, title_parts=True))],
     ),
 ]
 
