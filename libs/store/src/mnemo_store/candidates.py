@@ -10,9 +10,8 @@ Both queries run in the caller's tenant transaction (`TenantTransaction.linked_c
     written in SQL), or whose title without its qualifier (`alias_key_sql`), is one of the new
     document's capitalised phrases: the documents it may cite;
   - **phrase holders**: documents containing one of the given phrases (the new document's title,
-    its title without its qualifier, its id, its rare names) as adjacent words, through the
-    full-text GIN index (`<->` phrases of the same tsvector expression the documents store is
-    indexed with);
+    its title without its qualifier, its id, its rare names) as adjacent words (`<->` phrases
+    matched against the documents store's stored tsvector column, `ddl.fulltext_column`);
 - `key_frequencies`: for each key (a phrase), how many documents of the scope contain it
   (`phraseto_tsquery`: the words in order, adjacent).
 - `candidates_sql` (kept for reading, not for classification): documents sharing any word with the
@@ -27,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from mnemo_mdn.tokenization import token_list, tokens
 
-from mnemo_store.ddl import FULLTEXT_CONFIG, fulltext_expression
+from mnemo_store.ddl import FULLTEXT_CONFIG, fulltext_column
 from mnemo_store.identifiers import TENANT_COLUMN, quote, store_table
 from mnemo_store.scope import Scope
 from mnemo_store.store_corpus import StoreCorpus
@@ -67,7 +66,7 @@ def alias_key_sql(column: str) -> str:
 
 def candidates_sql(corpus: StoreCorpus, scope_sql: str) -> str:
     """`$1` tsquery text, `$2` the new document's id, `$3` limit, the scope from `$4`."""
-    vector = fulltext_expression(corpus.title_column, corpus.body_column)
+    vector = quote(fulltext_column(corpus.title_column, corpus.body_column))
     query = f"to_tsquery('{FULLTEXT_CONFIG}'::regconfig, $1)"
     body = f"{quote(corpus.body_column)}::text" if corpus.body_column else "NULL::text"
     return (
@@ -85,10 +84,10 @@ def linked_candidates_sql(corpus: StoreCorpus, scope_sql: str) -> str:
     """`$1` title keys (text[]), `$2` tsquery text of the phrases ('' for none), `$3` the new
     document's id, `$4` limit, the scope from `$5`. Id order (byte order), at most `$4`.
 
-    Each document's tsvector and title key are computed once (a materialized scan of the tenant's
-    rows in scope: under row-level security `@@` is not leakproof, so the GIN index cannot serve
-    it), then both tests run against them."""
-    vector = fulltext_expression(corpus.title_column, corpus.body_column)
+    Each document's title key is computed and its stored tsvector read once (a materialized scan
+    of the tenant's rows in scope: under row-level security `@@` is not leakproof, so the GIN index
+    cannot serve it), then both tests run against them."""
+    vector = quote(fulltext_column(corpus.title_column, corpus.body_column))
     body = f"{quote(corpus.body_column)}::text" if corpus.body_column else "NULL::text"
     ident = f"{quote(corpus.id_column)}::text"
     return (
@@ -107,8 +106,8 @@ def linked_candidates_sql(corpus: StoreCorpus, scope_sql: str) -> str:
 
 def key_frequencies_sql(corpus: StoreCorpus, scope_sql: str) -> str:
     """`$1` the keys (text[]), the scope from `$2`: one row (key, documents) per key. Each
-    document's tsvector is computed once, then matched against every key's phrase query."""
-    vector = fulltext_expression(corpus.title_column, corpus.body_column)
+    document's stored tsvector is read once, then matched against every key's phrase query."""
+    vector = quote(fulltext_column(corpus.title_column, corpus.body_column))
     return (
         f"WITH docs AS MATERIALIZED (SELECT {vector} AS axon_vector"
         f" FROM {store_table(corpus.documents.name)}"
@@ -129,9 +128,10 @@ def neighbourhood_sql(corpus: StoreCorpus, scope_sql: str) -> str:
     `('doc', id, title, body, NULL)` for each candidate, in id order (byte order).
 
     Under row-level security `@@` is not leakproof, so the GIN index cannot serve it and each
-    query scans the tenant's rows in scope: here every row's tsvector and title key are computed
-    once (a materialized scan) and every test runs against them."""
-    vector = fulltext_expression(corpus.title_column, corpus.body_column)
+    query scans the tenant's rows in scope: here every row's title key is computed and its stored
+    tsvector (`ddl.fulltext_column`, no `to_tsvector` per row) read once (a materialized scan) and
+    every test runs against them."""
+    vector = quote(fulltext_column(corpus.title_column, corpus.body_column))
     body = f"{quote(corpus.body_column)}::text" if corpus.body_column else "NULL::text"
     ident = f"{quote(corpus.id_column)}::text"
     config = f"'{FULLTEXT_CONFIG}'::regconfig"
