@@ -243,8 +243,6 @@ def expression_retrieve_sql(corpus: StoreCorpus) -> str:
 
 def plan_conditions(plan: Any, key: str) -> list[str]:
     """Every `key` ("Index Cond", "Filter") of an EXPLAIN (FORMAT JSON) plan, any depth."""
-    if isinstance(plan, str):
-        plan = json.loads(plan)
     found: list[str] = []
     if isinstance(plan, dict):
         if isinstance(plan.get(key), str):
@@ -293,8 +291,10 @@ async def retrieval(
             expression.append(time.perf_counter() - started)
             if [r["axon_id"] for r in new] != [r["axon_id"] for r in old]:
                 raise RuntimeError(f"the two retrieve statements disagree on {query!r}")
-        plan = await reader.fetchval(
-            f"EXPLAIN (FORMAT JSON) {column_sql}", text_query(queries[0]), 5, *rendered.params
+        plan = json.loads(
+            await reader.fetchval(
+                f"EXPLAIN (FORMAT JSON) {column_sql}", text_query(queries[0]), 5, *rendered.params
+            )
         )
         leakproof = await reader.fetchval(
             "SELECT proleakproof FROM pg_proc WHERE oid = 'ts_match_vq(tsvector,tsquery)'::regprocedure"
