@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import random
 import struct
 import uuid
 
 import numpy as np
 import pytest
 from mnemo_axon.compiler import load_deployment
-from mnemo_store import EdgeDelta, LoadLimits, RowLimitExceededError, StoreCorpus
+from mnemo_store import EdgeDelta, LoadLimits, RowLimitExceededError, StoreCorpus, loading
 from mnemo_store.binary_copy import CopyFormatError, fixed_rows
 from mnemo_store.loading import KeyKind, decode_documents, decode_edges, load_queries
 from mnemo_store.reinforcement import SCOPE_FIRST_PARAM, batch, reinforcement_sql
@@ -135,6 +136,34 @@ def test_text_columns_split_in_one_pass_and_undo_every_escape_copy_writes() -> N
         text_columns(b"a\tb", 2)
 
 
+def test_unordered_documents_are_sorted_by_key_exactly_as_postgres_orders_them() -> None:
+    rng = random.Random(5)
+    uuids = [str(uuid.UUID(int=rng.getrandbits(128))) for _ in range(300)]
+    uuids += [str(uuid.UUID(int=(7 << 64) + k)) for k in (3, 1, 2)]  # shared first halves
+    integers = [str(rng.randrange(-(10**6), 10**6)) for _ in range(300)] + ["10", "9", "-1", "0"]
+    for kind, ids in ((KeyKind.UUID, uuids), (KeyKind.INT8, integers)):
+        shuffled = [*ids, None, None]
+        rng.shuffle(shuffled)
+        rows = [(doc, f"t {doc}", None if k % 3 else f"b\\{doc}") for k, doc in enumerate(shuffled)]
+        data = text_rows(*rows)
+        expected = sorted(
+            (row for row in rows if row[0] is not None), key=lambda row: str(row[0]).encode()
+        )
+        columns = decode_documents(CORPUS, kind, data, LoadLimits(), ordered=False)
+        assert columns.ids == [row[0] for row in expected]
+        assert columns.titles == [row[1] for row in expected]
+        assert columns.bodies == [row[2] for row in expected]
+        assert columns.without_id == 2
+        in_order = text_rows(*expected, (None, "x", None), (None, "y", None))
+        assert columns.keys == decode_documents(CORPUS, kind, in_order, LoadLimits()).keys
+        with pytest.raises(RowLimitExceededError):
+            decode_documents(CORPUS, kind, data, LoadLimits(max_documents=5), ordered=False)
+        with pytest.raises(loading._UnorderedOverLimitError):  # read again, in order
+            decode_documents(
+                CORPUS, kind, data, LoadLimits(max_documents=5, on_exceed="flag"), ordered=False
+            )
+
+
 def test_documents_keep_null_bodies_and_count_documents_without_an_id() -> None:
     ids = sorted(str(uuid.uuid4()) for _ in range(2))
     docs = text_rows((ids[0], "one", "body"), (ids[1], "two", None), (None, "lost", None))
@@ -150,7 +179,10 @@ def test_the_load_queries_apply_one_scope_to_both_stores_and_order_documents_by_
     scope = render_scope(Scope("sub = '${s}'", {"s": str(uuid.uuid4())}), CORPUS)
     queries = load_queries(CORPUS, scope, LoadLimits(max_documents=10, max_edges=20))
     assert queries.key is KeyKind.UUID
-    assert 'WHERE "sub" = $1::uuid ORDER BY d."id" NULLS LAST LIMIT 11' in queries.documents
+    # Uuid keys are put in order by the decoder; Postgres orders them only past a limit.
+    assert queries.documents.endswith('WHERE "sub" = $1::uuid LIMIT 11')
+    assert queries.ordered_documents is not None
+    assert 'WHERE "sub" = $1::uuid ORDER BY d."id" NULLS LAST LIMIT 11' in queries.ordered_documents
     assert 'WHERE "sub" = $1::uuid LIMIT 21' in queries.edges
     assert 'coalesce(e."a"' not in queries.edges  # declared NOT NULL: no NULL handling
     assert "coalesce(e.\"w\"::float8, 'NaN'::float8)" in queries.edges  # nullable weight

@@ -31,14 +31,17 @@ def body_offset(data: bytes | bytearray) -> int:
     return 19 + extension
 
 
-def fixed_rows(data: bytes | bytearray, columns: Sequence[tuple[str, str]]) -> npt.NDArray[np.void]:
+def fixed_rows(
+    data: bytes | bytearray, columns: Sequence[tuple[str, npt.DTypeLike]]
+) -> npt.NDArray[np.void]:
     """The rows of a stream whose columns are all fixed-width and non-NULL, as a structured array.
 
-    `columns` gives each column's name and big-endian numpy type (`">i4"`, `">f8"`, `"S16"`...).
+    `columns` gives each column's name and big-endian numpy type (`">i4"`, `">f8"`, `"S16"`, or a
+    structured type of the same width, such as a uuid's two halves).
     The per-row field count and the per-field lengths are checked, so a NULL or a wrong type
     fails loudly instead of shifting every following row.
     """
-    fields: list[tuple[str, str]] = [("_count", ">i2")]
+    fields: list[tuple[str, npt.DTypeLike]] = [("_count", ">i2")]
     for name, kind in columns:
         fields += [(f"_len_{name}", ">i4"), (name, kind)]
     dtype = np.dtype(fields)

@@ -18,6 +18,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from operator import itemgetter
 from typing import Final, Literal, TypeVar, cast
 
 import numpy as np
@@ -122,6 +123,9 @@ class LoadQueries:
     edges: str
     params: tuple[object, ...]
     keyed: bool = False  # the edge rows start with their integer row key (int8)
+    # The documents in id order (NULL ids last), when `documents` leaves the order to the decoder
+    # (Uuid and integer ids: numpy sorts their keys); read only when a limit truncates the load.
+    ordered_documents: str | None = None
 
 
 def key_kind(id_type: AxonType) -> KeyKind:
@@ -147,11 +151,14 @@ def load_queries(
     # The id's text is the document id; for Uuid and integer ids numpy makes binary keys of it.
     key = {KeyKind.UUID: doc_id, KeyKind.INT8: f"{doc_id}::int8", KeyKind.SQL: f"{doc_id}::text"}
     body = f", {_text(f'd.{quote(corpus.body_column)}')}" if corpus.body_column else ""
-    documents = (
+    selected = (
         f"SELECT {key[kind]}, coalesce({_text(f'd.{quote(corpus.title_column)}')}, ''){body}"
         f" FROM {store_table(corpus.documents.name)} AS d WHERE {scope.sql}"
-        f" ORDER BY {order} NULLS LAST LIMIT {limits.max_documents + 1}"
     )
+    ordered = f"{selected} ORDER BY {order} NULLS LAST LIMIT {limits.max_documents + 1}"
+    # Uuid and integer keys are sorted by the decoder: Postgres walking the id index visits the
+    # heap in random order (1.1 s of 1.4 s for a million documents, measured in bench/README.md).
+    documents = ordered if kind is KeyKind.SQL else f"{selected} LIMIT {limits.max_documents + 1}"
     source, target = f"e.{quote(corpus.from_column)}", f"e.{quote(corpus.to_column)}"
     etype = f"e.{quote(corpus.etype_column)}::text"
     code = f"(CASE {etype} {_TYPE_CODE_CASES} ELSE -1 END)::int2"
@@ -193,7 +200,14 @@ def load_queries(
             f"SELECT {key_column}{ends[0]}, {ends[1]}, ({missing})::int::int2, {code}, {weight}"
             f" FROM {edges_table} WHERE {scope.edges_sql} {edge_limit}"
         )
-    return LoadQueries(kind, documents, edges, scope.params, keyed=edge_key is not None)
+    return LoadQueries(
+        kind,
+        documents,
+        edges,
+        scope.params,
+        keyed=edge_key is not None,
+        ordered_documents=None if kind is KeyKind.SQL else ordered,
+    )
 
 
 def _text(column: str) -> str:
@@ -222,29 +236,47 @@ async def load_graph_arrays(
     (two connections sharing one snapshot) both COPYs run at once as well.
     """
     queries = load_queries(corpus, scope, limits, edge_key)
+    ordered = queries.ordered_documents is None
+
+    def decode(data: bytes | bytearray) -> DocumentColumns:
+        return decode_documents(corpus, queries.key, data, limits, ordered=ordered)
 
     async def documents() -> DocumentColumns:
-        data = await copy_documents(queries.documents, queries.params, "text")
-        return await asyncio.to_thread(decode_documents, corpus, queries.key, data, limits)
-
-    if concurrent:
-        pending = asyncio.ensure_future(documents())
-        try:
-            edges = await copy_edges(queries.edges, queries.params, "binary")
-        except BaseException:
-            pending.cancel()
-            raise
-        docs = await pending
-    else:
-        data = await copy_documents(queries.documents, queries.params, "text")
-        decoding = asyncio.ensure_future(
-            asyncio.to_thread(decode_documents, corpus, queries.key, data, limits)
+        return await asyncio.to_thread(
+            decode, await copy_documents(queries.documents, queries.params, "text")
         )
-        try:
-            edges = await copy_edges(queries.edges, queries.params, "binary")
-        finally:
+
+    try:
+        if concurrent:
+            pending = asyncio.ensure_future(documents())
+            try:
+                edges = await copy_edges(queries.edges, queries.params, "binary")
+            except BaseException:
+                pending.cancel()
+                raise
+            docs = await pending
+        else:
+            decoding = asyncio.ensure_future(
+                asyncio.to_thread(
+                    decode, await copy_documents(queries.documents, queries.params, "text")
+                )
+            )
+            try:
+                edges = await copy_edges(queries.edges, queries.params, "binary")
+            except BaseException:
+                await asyncio.wait([decoding])  # the thread ends; what it decoded is dropped
+                raise
             docs = await decoding
+    except _UnorderedOverLimitError:
+        # Past the limit the first documents in id order are kept: only Postgres knows them.
+        assert queries.ordered_documents is not None
+        data = await copy_documents(queries.ordered_documents, queries.params, "text")
+        docs = await asyncio.to_thread(decode_documents, corpus, queries.key, data, limits)
     return decode_edges(corpus, queries.key, docs, edges, limits, revision, keyed=queries.keyed)
+
+
+class _UnorderedOverLimitError(Exception):
+    """Unordered documents past the row limit, with the limit flagged: read them in order."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -260,38 +292,78 @@ class DocumentColumns:
 
 
 def decode_documents(
-    corpus: StoreCorpus, kind: KeyKind, data: bytes | bytearray, limits: LoadLimits
+    corpus: StoreCorpus,
+    kind: KeyKind,
+    data: bytes | bytearray,
+    limits: LoadLimits,
+    *,
+    ordered: bool = True,
 ) -> DocumentColumns:
-    """The documents text COPY stream as columns (pure)."""
+    """The documents text COPY stream as columns (pure).
+
+    `ordered`: the rows come in id order, NULL ids last (the query's ORDER BY); otherwise (Uuid
+    and integer ids only) they are put in that order here, by their keys.
+    """
     has_body = corpus.body_column is not None
     columns = text_columns(data, 3 if has_body else 2)
     truncated = False
     if len(columns[0]) > limits.max_documents:
         _exceeded(corpus, "documents", limits.max_documents, limits)
+        if not ordered:
+            raise _UnorderedOverLimitError()
         truncated = True
         columns = [column[: limits.max_documents] for column in columns]
     first = columns[0]
-    # NULL ids sort last: what is left once they are cut off are real documents.
-    try:
-        loaded = first.index(None)
-    except ValueError:
-        loaded = len(first)
-    ids = cast("list[str]", first[:loaded])
+    if ordered:
+        # NULL ids sort last: what is left once they are cut off are real documents.
+        try:
+            loaded = first.index(None)
+        except ValueError:
+            loaded = len(first)
+        if loaded < len(first):
+            columns = [column[:loaded] for column in columns]
+    elif None in first:
+        kept = [k for k, doc in enumerate(first) if doc is not None]
+        columns = [[column[k] for k in kept] for column in columns]
+    ids = cast("list[str]", columns[0])
     if kind is KeyKind.UUID:
         keys = _uuid_keys(ids)
     elif kind is KeyKind.INT8:
         keys = np.array(ids, dtype=np.int64).astype(">i8").tobytes() if ids else b""
     else:
         keys = b""
-    titles = cast("list[str]", columns[1][:loaded])  # coalesced to '' by the query: never NULL
+    if not ordered and len(ids) > 1:
+        order = _key_order(kind, keys, ids)
+        # itemgetter builds each permuted column in C: half the time of a list comprehension.
+        permute = itemgetter(*order.tolist())
+        columns = [list(permute(column)) for column in columns]
+        width = "S16" if kind is KeyKind.UUID else "S8"
+        keys = np.frombuffer(keys, dtype=width).take(order).tobytes()
+        ids = cast("list[str]", columns[0])
     return DocumentColumns(
         ids=ids,
-        titles=titles,
-        bodies=columns[2][:loaded] if has_body else None,
+        titles=cast("list[str]", columns[1]),  # coalesced to '' by the query: never NULL
+        bodies=columns[2] if has_body else None,
         keys=keys,
         truncated=truncated,
-        without_id=len(first) - loaded,
+        without_id=len(first) - len(ids),
     )
+
+
+def _key_order(kind: KeyKind, keys: bytes, ids: list[str]) -> IndexArray:
+    """The permutation putting documents in id order: uuids by their bytes (the order of their
+    text), integers by their text (as Postgres orders `id::text COLLATE "C"`)."""
+    if kind is KeyKind.UUID:
+        pairs = np.frombuffer(keys, dtype=">u8").reshape(-1, 2)
+        high = pairs[:, 0].astype(np.uint64)
+        order: IndexArray = np.argsort(high, kind="stable")
+        ordered_high = high.take(order)
+        if bool((ordered_high[1:] == ordered_high[:-1]).any()):  # shared first halves
+            order = np.lexsort((pairs[:, 1].astype(np.uint64), high))
+        return order
+    texts = np.array(ids, dtype=np.bytes_)  # ASCII digits: byte order is the text's order
+    text_order: IndexArray = np.argsort(texts, kind="stable")
+    return text_order
 
 
 # Hex digit character → its value (other bytes map to 0; a uuid's text holds only hex digits).
@@ -324,25 +396,29 @@ def decode_edges(
     keyed: bool = False,
 ) -> GraphArrays:
     """The graph from decoded documents and the edges COPY stream (pure)."""
-    lead: list[tuple[str, str]] = [("k", ">i8")] if keyed else []
+    lead: list[tuple[str, npt.DTypeLike]] = [("k", ">i8")] if keyed else []
     if kind is KeyKind.SQL:
         rows = fixed_rows(data, [*lead, ("s", ">i8"), ("t", ">i8"), ("e", ">i2"), ("w", ">f8")])
         source = rows["s"].astype(np.int64)
         target = rows["t"].astype(np.int64)
     else:
-        width = "S16" if kind is KeyKind.UUID else ">i8"
+        # A uuid as its two big-endian halves: numpy reads them straight from the stream.
+        width: npt.DTypeLike = [("h", ">u8"), ("l", ">u8")] if kind is KeyKind.UUID else ">i8"
         rows = fixed_rows(
             data, [*lead, ("s", width), ("t", width), ("null", ">i2"), ("e", ">i2"), ("w", ">f8")]
         )
         if kind is KeyKind.UUID:
-            lookup = _uuid_positions(np.frombuffer(docs.keys, dtype=">u8").reshape(-1, 2))
+            halves = _uuid_positions(np.frombuffer(docs.keys, dtype=">u8").reshape(-1, 2))
+            source = halves(rows["s"]["h"].astype(np.uint64), rows["s"]["l"].astype(np.uint64))
+            target = halves(rows["t"]["h"].astype(np.uint64), rows["t"]["l"].astype(np.uint64))
         else:
-            lookup = _int_positions(np.frombuffer(docs.keys, dtype=">i8"))
+            integers = _int_positions(np.frombuffer(docs.keys, dtype=">i8"))
+            source = integers(rows["s"].astype(np.int64))
+            target = integers(rows["t"].astype(np.int64))
         missing = rows["null"] != 0
-        source = lookup(rows["s"])
-        target = lookup(rows["t"])
-        source[missing] = -1
-        target[missing] = -1
+        if missing.any():
+            source[missing] = -1
+            target[missing] = -1
     truncated = docs.truncated
     if rows.shape[0] > limits.max_edges:
         _exceeded(corpus, "edges", limits.max_edges, limits)
@@ -370,94 +446,120 @@ def _exceeded(corpus: StoreCorpus, what: str, limit: int, limits: LoadLimits) ->
         raise RowLimitExceededError(corpus.name, what, limit)
 
 
-def _uuid_positions(keys: npt.NDArray[np.uint64]) -> Callable[[npt.NDArray[np.void]], IndexArray]:
-    """Positions of 16-byte endpoint keys among document keys sorted in byte order (-1: absent)."""
+def _uuid_positions(
+    keys: npt.NDArray[np.uint64],
+) -> Callable[[npt.NDArray[np.uint64], npt.NDArray[np.uint64]], IndexArray]:
+    """Positions of 16-byte endpoint keys (given as their high and low 8 bytes, native order)
+    among document keys sorted in byte order (-1: absent)."""
     high = keys[:, 0].astype(np.uint64) if keys.size else np.zeros(0, np.uint64)
     low = keys[:, 1].astype(np.uint64) if keys.size else np.zeros(0, np.uint64)
     n = high.shape[0]
-    # Random uuids almost never share their first 8 bytes; then one search on them decides.
+    # Random uuids almost never share their first 8 bytes; then the high half alone finds the key.
     unique_high = n < 2 or bool((high[1:] != high[:-1]).all())
     index = _ExactIndex(high) if unique_high else None
 
-    def lookup(endpoints: npt.NDArray[np.void]) -> IndexArray:
-        pairs = np.frombuffer(endpoints.tobytes(), dtype=">u8").reshape(-1, 2)
-        want_high, want_low = pairs[:, 0].astype(np.uint64), pairs[:, 1].astype(np.uint64)
+    def lookup(want_high: npt.NDArray[np.uint64], want_low: npt.NDArray[np.uint64]) -> IndexArray:
         if n == 0:
             return np.full(want_high.shape[0], -1, dtype=np.int64)
         if index is not None:
-            position = index.positions(want_high)
+            position, found = index.lookup(want_high)
+            found &= low.take(position) == want_low
         else:
             packed = np.frombuffer(keys.astype(">u8").tobytes(), dtype="S16")
-            wanted = np.frombuffer(pairs.astype(">u8").tobytes(), dtype="S16")
+            pairs = np.empty((want_high.shape[0], 2), dtype=">u8")
+            pairs[:, 0], pairs[:, 1] = want_high, want_low
+            wanted = np.frombuffer(pairs.tobytes(), dtype="S16")
             position = np.minimum(_search_sorted(packed, wanted), n - 1)
-        found = (high[position] == want_high) & (low[position] == want_low)
-        return np.where(found, position, -1).astype(np.int64)
+            found = (high.take(position) == want_high) & (low.take(position) == want_low)
+        position[~found] = -1
+        return position
 
     return lookup
 
 
-def _int_positions(keys: npt.NDArray[np.int64]) -> Callable[[npt.NDArray[np.void]], IndexArray]:
+def _int_positions(
+    keys: npt.NDArray[np.int64],
+) -> Callable[[npt.NDArray[np.int64]], IndexArray]:
     """Positions of integer endpoint keys among document keys in text order (-1: absent)."""
     native = keys.astype(np.int64)
     order = np.argsort(native, kind="stable")
-    ordered = native[order]
-    n = ordered.shape[0]
-    index = _ExactIndex(ordered)
+    n = native.shape[0]
+    index = _ExactIndex(native[order], values=order)
 
-    def lookup(endpoints: npt.NDArray[np.void]) -> IndexArray:
-        wanted = np.asarray(endpoints).astype(np.int64)
+    def lookup(wanted: npt.NDArray[np.int64]) -> IndexArray:
         if n == 0:
             return np.full(wanted.shape[0], -1, dtype=np.int64)
-        position = index.positions(wanted)
-        found = ordered[position] == wanted
-        return np.where(found, order[position], -1).astype(np.int64)
+        position, found = index.lookup(wanted.astype(np.int64))
+        position[~found] = -1
+        return position
 
     return lookup
 
 
 class _ExactIndex:
-    """Where each of many 64-bit keys sits among sorted distinct ones, in a few reads per key.
+    """Where each of many 64-bit keys sits among sorted ones, in about one random read per key.
 
-    The keys are split by value into about two buckets per key (their offset from the smallest,
-    shifted right); a key can only sit in its own bucket, so a lookup reads the bucket's start and
-    scans it. Random uuids and dense integer ids fill the buckets evenly (at most a handful per
-    bucket). Keys crowded into few buckets (ids sharing a long prefix, such as time-ordered
+    The sorted keys are laid out in a table of about two slots per key, each key at the slot of its
+    value (its offset from the smallest, shifted right) or, when that slot is taken, at the next
+    free one, so the table stays in key order (linear probing, computed in one pass: a key's slot
+    is the running maximum of its own slot and the previous key's plus one). A lookup reads the
+    slot of the wanted value and steps forward while the slot holds a smaller key: random uuids
+    and dense integer ids sit within a few slots of their own (at most 9 steps at a million uuids,
+    most keys none). Keys crowded into few slots (ids sharing a long prefix, such as time-ordered
     uuids) are searched in sorted order instead. A binary search per key misses the cache at every
-    step once the keys outgrow it: 5M endpoints among 1M uuids took over 2 s per column
-    (bench/README.md).
+    step once the keys outgrow it: 5M endpoints among 1M uuids took over 2 s per column, buckets
+    scanned from their start 0.7 s, this table 0.3 s (bench/README.md).
     """
 
-    def __init__(self, keys: npt.NDArray[np.uint64] | npt.NDArray[np.int64]) -> None:
+    def __init__(
+        self,
+        keys: npt.NDArray[np.uint64] | npt.NDArray[np.int64],
+        values: IndexArray | None = None,
+    ) -> None:
         n = keys.shape[0]
         self._base = keys[:1].astype(keys.dtype.newbyteorder("=")).view(np.uint64).copy()
         self._offsets = keys.astype(keys.dtype.newbyteorder("=")).view(np.uint64) - self._base
         spread = int(self._offsets[-1]) if n else 0
         self._shift = np.uint64(max(0, spread.bit_length() - (n.bit_length() + 1)))
-        counts = np.bincount((self._offsets >> self._shift).astype(np.intp), minlength=1)
-        self._last = len(counts) - 1
-        self._starts = np.zeros(len(counts) + 1, dtype=np.int64)
-        np.cumsum(counts, out=self._starts[1:])
-        self._crowded = int(counts.max()) > _BUCKET_SCAN_LIMIT
+        own = (self._offsets >> self._shift).astype(np.int64)
+        rank = np.arange(n, dtype=np.int64)
+        placed = np.maximum.accumulate(own - rank) + rank if n else own
+        self._crowded = n > 0 and int((placed - own).max()) > _BUCKET_SCAN_LIMIT
+        self._given = values
+        # One empty slot past the last key ends every probe (an empty slot holds the largest value).
+        size = (int(placed[-1]) + 2) if n and not self._crowded else 1
+        self._slots = np.full(size, np.iinfo(np.uint64).max, dtype=np.uint64)
+        self._values = np.zeros(size, dtype=np.int64)
+        if n and not self._crowded:
+            self._slots[placed] = self._offsets
+            self._values[placed] = rank if values is None else values
 
     def positions(self, wanted: npt.NDArray[np.uint64] | npt.NDArray[np.int64]) -> IndexArray:
         """The position of each wanted key that is present; some position in range otherwise."""
+        return self.lookup(wanted)[0]
+
+    def lookup(
+        self, wanted: npt.NDArray[np.uint64] | npt.NDArray[np.int64]
+    ) -> tuple[IndexArray, npt.NDArray[np.bool_]]:
+        """For each wanted key its position (the value given for it, when `values` were given) and
+        whether it is present; the position of an absent key is some position in range."""
         n = self._offsets.shape[0]
         offsets = wanted.astype(wanted.dtype.newbyteorder("=")).view(np.uint64) - self._base
         if self._crowded:
-            found: IndexArray = np.minimum(_search_sorted(self._offsets, offsets), n - 1)
-            return found
-        # A key below the smallest wraps around to a huge offset: it lands in the last bucket.
-        bucket = np.minimum(offsets >> self._shift, self._last).astype(np.intp)
-        position = self._starts.take(bucket)
-        end = self._starts.take(bucket + 1)
-        active = np.flatnonzero(position < end)
-        while active.size:
-            ahead = self._offsets.take(position.take(active)) < offsets.take(active)
-            active = active[ahead]
-            position[active] += 1
-            active = active[position.take(active) < end.take(active)]
-        result: IndexArray = np.minimum(position, n - 1)
-        return result
+            position: IndexArray = np.minimum(_search_sorted(self._offsets, offsets), n - 1)
+            found = self._offsets.take(position) == offsets
+            return (position if self._given is None else self._given.take(position)), found
+        # A key below the smallest wraps around to a huge offset: it lands on the last, empty slot.
+        slot = np.minimum(offsets >> self._shift, np.uint64(self._slots.shape[0] - 1))
+        slot = slot.astype(np.intp)
+        held = self._slots.take(slot)
+        behind = np.flatnonzero(held < offsets)
+        while behind.size:
+            slot[behind] += 1
+            moved = self._slots.take(slot.take(behind))
+            held[behind] = moved
+            behind = behind[moved < offsets.take(behind)]
+        return self._values.take(slot), held == offsets
 
 
 def _search_sorted(keys: npt.NDArray[_Key], wanted: npt.NDArray[_Key]) -> IndexArray:

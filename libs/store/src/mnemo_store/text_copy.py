@@ -24,10 +24,14 @@ def text_columns(data: bytes | bytearray, width: int) -> list[list[str | None]]:
     """The `width` columns of a text COPY stream, each as a list (None for SQL NULL)."""
     if not data:
         return [[] for _ in range(width)]
-    text = data.decode("utf-8")
-    if not text.endswith("\n"):
+    if not data.endswith(b"\n"):
         raise CopyFormatError("text COPY stream does not end with a newline: it was cut short")
-    fields = text[:-1].replace("\n", "\t").split("\t")
+    # One string at a time: the decoded text is dropped once its fields are split out of it.
+    text = data.decode("utf-8").replace("\n", "\t")
+    escaped = "\\" in text
+    fields = text.split("\t")
+    del text
+    fields.pop()  # the empty field after the last row's end
     if len(fields) % width:
         raise CopyFormatError(
             f"text COPY stream has {len(fields)} fields, not a whole number of {width}-field rows"
@@ -35,7 +39,7 @@ def text_columns(data: bytes | bytearray, width: int) -> list[list[str | None]]:
     columns: list[list[str | None]] = []
     for k in range(width):
         column: list[str] = fields[k::width]
-        if "\\" in "\t".join(column):
+        if escaped and any("\\" in value for value in column):
             columns.append([None if value == NULL else _unescape(value) for value in column])
         else:
             columns.append(cast("list[str | None]", column))
