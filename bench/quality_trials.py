@@ -48,6 +48,7 @@ class Config:
     max_links: int = 10
     qualifier: str = "none"
     title_parts: bool = False
+    name_parts: str = "none"  # or "every part", "the last part"
 
 
 @contextmanager
@@ -61,6 +62,38 @@ def qualifier_rule(name: str) -> Iterator[None]:
         yield
     finally:
         namespace["QUALIFIER"] = original
+
+
+def names_with_parts(text: str, which: str) -> set[str]:
+    """Trial 9's rule (not kept): a name's parts between connector words are names too
+    (`Duke of Mecklenburg` also gives `duke` and `mecklenburg`; or only the last part)."""
+    names: set[str] = ORIGINAL_NAMES(text)
+    found = set(names)
+    for name in names:
+        parts: list[list[str]] = [[]]
+        for word in name.split():
+            if word in edge_classification.NAME_CONNECTORS:
+                parts.append([])
+            else:
+                parts[-1].append(word)
+        joined = [" ".join(part) for part in parts if part]
+        if len(joined) > 1:
+            found.update(joined if which == "every part" else joined[-1:])
+    return found
+
+
+ORIGINAL_NAMES = edge_classification._names
+
+
+@contextmanager
+def name_rule(which: str) -> Iterator[None]:
+    namespace = vars(edge_classification)
+    if which != "none":
+        namespace["_names"] = lambda text: names_with_parts(text, which)
+    try:
+        yield
+    finally:
+        namespace["_names"] = ORIGINAL_NAMES
 
 
 _NAME_WORD = re.compile(r"[^\W_]+")
@@ -200,15 +233,15 @@ def restart_rule(name: str) -> Iterator[None]:
 class Trials:
     def __init__(self, dataset: quality.Dataset) -> None:
         self.dataset = dataset
-        self._edges: dict[tuple[int, str, bool], list[Edge]] = {}
+        self._edges: dict[tuple[int, str, bool, str], list[Edge]] = {}
         self.rows: list[dict[str, Any]] = []
 
     def edges(self, config: Config) -> list[Edge]:
-        key = (config.max_links, config.qualifier, config.title_parts)
+        key = (config.max_links, config.qualifier, config.title_parts, config.name_parts)
         if key not in self._edges:
             options = ClassifierOptions(max_links=config.max_links)
             documents = [TextDocument(d.id, d.title, d.body) for d in self.dataset.documents()]
-            with qualifier_rule(config.qualifier):
+            with qualifier_rule(config.qualifier), name_rule(config.name_parts):
                 edges = [d.to_edge() for d in classify_corpus(documents, options)]
                 if config.title_parts:
                     edges = merged(edges, title_part_edges(documents))
@@ -308,6 +341,13 @@ TRIALS: list[tuple[str, Callable[[Config], list[tuple[str, Config]]]]] = [
     (
         "8 title parts",
         lambda c: [("cited by a title part", dataclasses.replace(c, title_parts=True))],
+    ),
+    (
+        "9 name parts",
+        lambda c: [
+            (which, dataclasses.replace(c, name_parts=which))
+            for which in ("every part", "the last part")
+        ],
     ),
 ]
 
