@@ -194,7 +194,7 @@ def main() -> None:
             indent=2,
         )
     )
-    print(f"wrote {args.out.relative_to(ROOT)}")
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":
