@@ -40,22 +40,22 @@ $fn$;
 
 # The (store, title, body) mappings of the registered store corpora whose table and columns exist.
 _MAPPINGS = """
-SELECT DISTINCT m.store, m.title, m.body,
-  'axon_fulltext_' || substring(encode(sha256(convert_to(m.title || E'\\n' || coalesce(m.body, ''),
+SELECT DISTINCT mp.store, mp.title, mp.body,
+  'axon_fulltext_' || substring(encode(sha256(convert_to(mp.title || E'\\n' || coalesce(mp.body, ''),
                                                       'UTF8')), 'hex'), 1, 10) AS col
 FROM (
   SELECT definition->'corpus'->'documents_store'->>'store' AS store,
          definition->'corpus'->'documents_store'->>'title_column' AS title,
          definition->'corpus'->'documents_store'->>'body_column' AS body
   FROM mnemo.corpora WHERE kind = 'store_graph'
-) AS m
-JOIN pg_class c ON c.relname = m.store AND c.relkind IN ('r', 'p')
+) AS mp
+JOIN pg_class c ON c.relname = mp.store AND c.relkind IN ('r', 'p')
 JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'axon_stores'
-WHERE m.title IS NOT NULL
-  AND EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = m.title
+WHERE mp.title IS NOT NULL
+  AND EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = mp.title
               AND NOT a.attisdropped)
-  AND (m.body IS NULL OR EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = c.oid
-                                 AND a.attname = m.body AND NOT a.attisdropped))
+  AND (mp.body IS NULL OR EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = c.oid
+                                 AND a.attname = mp.body AND NOT a.attisdropped))
 """
 
 _UPGRADE = f"""
@@ -63,6 +63,7 @@ DO $$
 DECLARE
   m record;
   vector text;
+  table_oid regclass;
 BEGIN
   FOR m IN {_MAPPINGS} LOOP
     vector := format('to_tsvector(''simple''::regconfig, coalesce(%I::text, '''')', m.title);
@@ -70,12 +71,22 @@ BEGIN
       vector := vector || format(' || '' '' || coalesce(%I::text, '''')', m.body);
     END IF;
     vector := vector || ')';
-    EXECUTE format('ALTER TABLE axon_stores.%I ADD COLUMN IF NOT EXISTS %I tsvector'
-                   ' GENERATED ALWAYS AS (%s) STORED', m.store, m.col, vector);
-    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON axon_stores.%I USING gin (axon_tenant, %I)',
-                   pg_temp.mnemo_object_name(m.store, m.col), m.store, m.col);
-    EXECUTE format('DROP INDEX IF EXISTS axon_stores.%I',
-                   pg_temp.mnemo_object_name(m.store, 'fulltext'));
+    -- Each step only when needed: a store `mnemo apply` already gave the column is not locked.
+    table_oid := to_regclass(format('axon_stores.%I', m.store));
+    CONTINUE WHEN table_oid IS NULL;  -- dropped since the mappings were read
+    IF NOT EXISTS (SELECT FROM pg_attribute
+                   WHERE attrelid = table_oid AND attname = m.col AND NOT attisdropped) THEN
+      EXECUTE format('ALTER TABLE axon_stores.%I ADD COLUMN %I tsvector'
+                     ' GENERATED ALWAYS AS (%s) STORED', m.store, m.col, vector);
+    END IF;
+    IF to_regclass(format('axon_stores.%I', pg_temp.mnemo_object_name(m.store, m.col))) IS NULL THEN
+      EXECUTE format('CREATE INDEX %I ON axon_stores.%I USING gin (axon_tenant, %I)',
+                     pg_temp.mnemo_object_name(m.store, m.col), m.store, m.col);
+    END IF;
+    IF to_regclass(format('axon_stores.%I', pg_temp.mnemo_object_name(m.store, 'fulltext')))
+       IS NOT NULL THEN
+      EXECUTE format('DROP INDEX axon_stores.%I', pg_temp.mnemo_object_name(m.store, 'fulltext'));
+    END IF;
   END LOOP;
 END
 $$;
