@@ -13,7 +13,7 @@ from typing import Any
 import asyncpg
 import pytest
 from mnemo_store import EdgeDelta, Scope, Store, StoreCorpus, unit_of_work
-from mnemo_store.loading import CopyFormat, CopyQuery, GraphArrays
+from mnemo_store.loading import CopyFormat, CopyOutput, CopyQuery, GraphArrays
 from mnemo_store.refresh import GraphRows
 
 Writer = Callable[[], Awaitable[None]]
@@ -68,12 +68,17 @@ def injecting(
     def copier(connection: asyncpg.Connection) -> CopyQuery:
         copy = original(connection)
 
-        async def wrapped(query: str, params: tuple[object, ...], form: CopyFormat) -> bytes:
+        async def wrapped(
+            query: str,
+            params: tuple[object, ...],
+            form: CopyFormat,
+            output: CopyOutput | None = None,
+        ) -> bytes:
             connections.add(id(connection))
             if form == "binary":  # the edges: only once the write has committed
                 await written.wait()
-                return bytes(await copy(query, params, form))
-            data = bytes(await copy(query, params, form))
+                return bytes(await copy(query, params, form, output))
+            data = bytes(await copy(query, params, form, output))
             await writer()  # between the two COPYs
             written.set()
             return data

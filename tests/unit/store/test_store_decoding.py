@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from mnemo_axon.compiler import load_deployment
 from mnemo_store import EdgeDelta, LoadLimits, RowLimitExceededError, StoreCorpus, loading
-from mnemo_store.binary_copy import CopyFormatError, fixed_rows
+from mnemo_store.binary_copy import CopyFormatError, FixedRowStream, fixed_rows
 from mnemo_store.loading import KeyKind, decode_documents, decode_edges, load_queries
 from mnemo_store.reinforcement import SCOPE_FIRST_PARAM, batch, reinforcement_sql
 from mnemo_store.scope import Scope, render_scope
@@ -66,6 +66,29 @@ def test_fixed_rows_decode_in_one_array_and_refuse_a_null_or_wrong_width() -> No
         )
     with pytest.raises(CopyFormatError, match="signature"):
         fixed_rows(b"nope" * 10, [("k", ">i4")])
+
+
+def test_a_stream_decoded_chunk_by_chunk_equals_the_whole_stream_decoded_at_once() -> None:
+    columns = [("k", ">i4"), ("w", ">f8")]
+    data = (
+        HEADER
+        + b"".join(row(struct.pack(">i", k), struct.pack(">d", k / 4)) for k in range(9))
+        + TRAILER
+    )
+    whole = fixed_rows(data, columns)
+    for size in (1, 2, 5, 18, 19, 20, 23, len(data)):
+        blocks: list[np.ndarray] = []
+        stream = FixedRowStream(columns, blocks.append, block_bytes=1)
+        for start in range(0, len(data), size):
+            stream.feed(data[start : start + size])
+        stream.finish()
+        assert stream.rows == 9
+        assert np.array_equal(np.concatenate(blocks), whole)
+    for broken in (data[:-1], data[:-3], data[:15], HEADER + row(None, b"x" * 8) + TRAILER):
+        stream = FixedRowStream(columns, lambda rows: None)
+        with pytest.raises(CopyFormatError):
+            stream.feed(broken)
+            stream.finish()
 
 
 def test_documents_and_edges_decode_into_positions_in_document_order() -> None:

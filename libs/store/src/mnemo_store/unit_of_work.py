@@ -27,7 +27,14 @@ from mnemo_store import candidates, outbox, outcomes, refresh, retrieval
 from mnemo_store.candidates import CandidateDocument
 from mnemo_store.errors import TenantTransactionClosedError, UnknownColumnError
 from mnemo_store.identifiers import TENANT_COLUMN, quote, store_table
-from mnemo_store.loading import CopyFormat, CopyQuery, GraphArrays, LoadLimits, load_graph_arrays
+from mnemo_store.loading import (
+    CopyFormat,
+    CopyOutput,
+    CopyQuery,
+    GraphArrays,
+    LoadLimits,
+    load_graph_arrays,
+)
 from mnemo_store.outcomes import StoredOutcome
 from mnemo_store.reinforcement import SCOPE_FIRST_PARAM, EdgeDelta, batch, reinforcement_sql
 from mnemo_store.retrieval import FoundDocument
@@ -51,14 +58,23 @@ def _copier(connection: asyncpg.Connection) -> CopyQuery:
 
     Chunks are appended to one growing buffer as they arrive: joining a list of chunks at the end
     held the whole stream twice (330 MB of edges each at a million documents); a large buffer
-    grows in place, with a little slack.
+    grows in place, with a little slack. With `output` each chunk goes there instead (a graph
+    load decodes the edges as they stream in).
     """
 
-    async def copy(query: str, params: tuple[object, ...], form: CopyFormat) -> bytearray:
+    async def copy(
+        query: str,
+        params: tuple[object, ...],
+        form: CopyFormat,
+        output: CopyOutput | None = None,
+    ) -> bytearray:
         buffer = bytearray()
 
         async def sink(chunk: bytes) -> None:
-            buffer.extend(chunk)
+            if output is None:
+                buffer.extend(chunk)
+            else:
+                output(chunk)
 
         await connection.copy_from_query(query, *params, output=sink, format=form)
         return buffer  # read only: decoded, or viewed by numpy
