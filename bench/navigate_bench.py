@@ -8,8 +8,14 @@ For each size, in one tenant under row-level security:
 - write-then-navigate: a document and two edges written (and committed) by another connection,
   then a navigation asking for the new document: the cached graph is refreshed from the changed
   rows (`diagnostics.cache == "refresh"`) and must return the new document;
-- naive: rows fetched with asyncpg in the tenant, a networkx DiGraph, `networkx.pagerank`.
-Each is timed per request (p50, p95) and as requests per second of one sequential client. The
+- naive: rows fetched with asyncpg in the tenant, a networkx DiGraph, `networkx.pagerank`;
+- retrieve: over HTTP, and its statement (the stored tsvector column) against the statement it
+  replaced (`@@` over `to_tsvector(title || ' ' || body)` per row) as the navigator's role, on the
+  same queries, which must return the same documents; with the plan's conditions and whether
+  `ts_match_vq` is leakproof in this database.
+Each is timed per request (p50, p95) and as requests per second of one sequential client; the
+write-then-navigate requests also by phase, from the navigator's `Server-Timing` header, and the
+load average is recorded before and after each size. The
 corpus is not adaptive, so warm requests write nothing (an adaptive corpus adds the memory
 transaction; its own reinforcement keeps the cache warm). Prints a table and writes
 bench/results/navigate_bench.json. Needs the local stack (`make up`) and the database URLs of the
