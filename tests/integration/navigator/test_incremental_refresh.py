@@ -231,3 +231,46 @@ async def test_concurrent_writers_each_see_their_write_in_the_very_next_navigati
 
     await asyncio.gather(*(writer(w) for w in range(4)))
     assert "refresh" in states
+
+
+def phases(header: str) -> dict[str, float]:
+    """`Server-Timing: revision;dur=0.4, refresh;dur=12.1` as {phase: milliseconds}."""
+    found: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in header.split(","))):
+        name, _, duration = part.partition(";dur=")
+        found[name] = float(duration)
+    return found
+
+
+async def test_each_navigation_reports_the_phases_it_went_through_in_server_timing(
+    declare: Declare, new_tenant: NewTenant, service: Service
+) -> None:
+    arena = await declare(adaptive=True)
+    tenant = await new_tenant()
+    await arena.write(tenant, DOCS, EDGES)
+    headers = service.token(tenant)
+    url = f"/v1/corpora/{arena.name}/navigate"
+
+    async def navigate(query: str) -> tuple[str, dict[str, float]]:
+        response = await service.client.post(
+            url, json={"query": query, "budget": 2}, headers=headers
+        )
+        assert response.status_code == 200, response.text
+        return response.json()["diagnostics"]["cache"], phases(response.headers["server-timing"])
+
+    state, loaded = await navigate("alpha")
+    assert state == "miss"
+    assert {"corpus", "revision", "load", "build", "size", "epr", "walk", "remember"} <= set(loaded)
+    assert "refresh" not in loaded
+    await arena.write(
+        tenant, [{"id": "fresh1", "tenant_id": "c1", "title": "brandnew", "body": None}], []
+    )
+    state, refreshed = await navigate("brandnew")
+    assert state == "refresh"
+    assert {"refresh", "build", "carry", "size", "epr", "walk", "remember"} <= set(refreshed)
+    assert "load" not in refreshed
+    state, hit = await navigate("alpha")
+    assert state == "hit"
+    assert {"revision", "epr", "walk", "remember"} <= set(hit)
+    assert not {"load", "refresh", "build", "carry"} & set(hit)
+    assert all(ms >= 0 for timing in (loaded, refreshed, hit) for ms in timing.values())
