@@ -188,7 +188,9 @@ class TenantTransaction:
         arrays = await self.load_graph(corpus, scope, limits, edge_key=key)
         if key is None:
             return arrays, None
-        return arrays, refresh.GraphRows.from_arrays(arrays, str(snapshot), reset)
+        # Sorting every edge by its key (500k at 100k documents): in a worker thread.
+        rows = await asyncio.to_thread(refresh.GraphRows.from_arrays, arrays, str(snapshot), reset)
+        return arrays, rows
 
     async def refresh_graph(
         self,
