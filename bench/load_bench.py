@@ -322,7 +322,7 @@ async def main(sizes: Sequence[int], repeats: int, naive_max: int) -> dict[str, 
             )
     await owner.close()
     print(
-        f"{'documents':>10} {'edges':>9} {'load s':>7} {'(median)':>8} {'graph s':>8} "
+        f"{'documents':>10} {'edges':>9} {'best s':>7} {'median s':>8} {'graph s':>8} "
         f"{'peak MB':>8} {'RSS MB':>7} {'naive s':>8} {'ratio':>6} {'fresh ms':>9} {'disk MB':>8} {'cache MB':>8}"
     )
     for row in results:
@@ -336,7 +336,8 @@ async def main(sizes: Sequence[int], repeats: int, naive_max: int) -> dict[str, 
             f"{row['cache_estimate_mb']:>8.0f}"
         )
     print(
-        "load s = load_graph (both COPYs and decoding, under RLS), best of the runs; graph s ="
+        "best s / median s = load_graph (both COPYs and decoding, under RLS), best and median"
+        " of the runs; graph s ="
         " to_graph (from_arrays); peak MB = traced peak of one load + to_graph; RSS MB = the"
         " process's resident high-water mark; naive = ORM + networkx; disk MB = both tables"
         " with their indexes in Postgres; cache MB = what the navigator's graph cache counts"

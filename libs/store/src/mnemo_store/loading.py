@@ -377,7 +377,7 @@ def _key_order(kind: KeyKind, keys: bytes, ids: list[str]) -> IndexArray:
     if kind is KeyKind.UUID:
         pairs = np.frombuffer(keys, dtype=">u8").reshape(-1, 2)
         high = pairs[:, 0].astype(np.uint64)
-        order: IndexArray = np.argsort(high, kind="stable")
+        order: IndexArray = np.argsort(high)  # distinct (checked below): any sort will do
         ordered_high = high.take(order)
         if bool((ordered_high[1:] == ordered_high[:-1]).any()):  # shared first halves
             order = np.lexsort((pairs[:, 1].astype(np.uint64), high))
@@ -387,23 +387,21 @@ def _key_order(kind: KeyKind, keys: bytes, ids: list[str]) -> IndexArray:
     return text_order
 
 
-# Hex digit character → its value (other bytes map to 0; a uuid's text holds only hex digits).
-_HEX_VALUES: Final = np.zeros(256, dtype=np.uint8)
-_HEX_VALUES[np.frombuffer(b"0123456789abcdef", dtype=np.uint8)] = np.arange(16, dtype=np.uint8)
-_HEX_VALUES[np.frombuffer(b"ABCDEF", dtype=np.uint8)] = np.arange(10, 16, dtype=np.uint8)
-# Where the 32 hex digits of a uuid are in its 36-character text (dashes at 8, 13, 18, 23).
-_DIGIT_COLUMNS: Final = np.array([k for k in range(36) if k not in (8, 13, 18, 23)])
-
-
 def _uuid_keys(ids: list[str]) -> bytes:
-    """The 16 bytes of each canonical uuid text in `ids`, concatenated, vectorised."""
+    """The 16 bytes of each canonical uuid text in `ids`, concatenated (the hex digits of all of
+    them decoded in one call)."""
     if not ids:
         return b""
-    text = "".join(ids).encode("ascii")
+    text = "".join(ids)
     if len(text) != 36 * len(ids):
         raise CopyFormatError("a Uuid document id is not in the canonical 36-character form")
-    digits = _HEX_VALUES[np.frombuffer(text, dtype=np.uint8).reshape(-1, 36)[:, _DIGIT_COLUMNS]]
-    return bytes(((digits[:, 0::2] << 4) | digits[:, 1::2]).astype(np.uint8).tobytes())
+    try:
+        keys = bytes.fromhex(text.replace("-", ""))
+    except ValueError:
+        keys = b""
+    if len(keys) != 16 * len(ids):
+        raise CopyFormatError("a Uuid document id is not in the canonical 36-character form")
+    return keys
 
 
 def edge_layout(kind: KeyKind, *, keyed: bool = False) -> list[tuple[str, npt.DTypeLike]]:
