@@ -134,7 +134,8 @@ async def test_a_row_limit_fails_loudly_or_flags_the_graph_as_truncated(
     async with store.tenant(tenant) as tx:
         await tx.insert_rows(
             corpus.documents,
-            [{"id": doc, "tenant_id": sub, "title": "t", "body": None} for doc in ids],
+            # Inserted last first: the first rows on disk are not the first in id order.
+            [{"id": doc, "tenant_id": sub, "title": "t", "body": None} for doc in reversed(ids)],
         )
         await tx.insert_rows(
             corpus.relations,
