@@ -23,8 +23,11 @@ walk over no edges: what the edges add), averaged over all questions and over tw
 they help there). `edge recall` is the share of a question's consecutive supporting passages (in
 hop order) that one edge joins, either way. A JSON report goes to `--out`.
 
+`--edges-out FILE` also writes the edges navigated over (`[source, target, type, weight]`, sorted):
+what tells an engine run and a service run apart when their recall differs.
+
 Usage: python bench/quality.py [--data DIR] [--format musique|simple] [--mode engine|service]
-       [--direction out|both] [--budget 5] [--out bench/results/quality.json]
+       [--direction out|both] [--budget 5] [--out bench/results/quality.json] [--edges-out FILE]
 """
 
 from __future__ import annotations
@@ -251,6 +254,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--budget", type=int, default=5)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "quality.json")
+    parser.add_argument("--edges-out", type=Path, help="also write the edges here (JSON)")
     args = parser.parse_args(argv)
 
     dataset = LOADERS[args.format](args.data)
@@ -269,6 +273,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(summary, indent=2) + "\n")
     print(f"wrote {args.out}", file=sys.stderr)
+    if args.edges_out is not None:
+        rows = sorted([e.source, e.target, e.etype, e.weight] for e in edges)
+        args.edges_out.write_text(json.dumps(rows) + "\n")
+        print(f"wrote {args.edges_out}", file=sys.stderr)
 
 
 if __name__ == "__main__":
