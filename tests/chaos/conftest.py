@@ -38,6 +38,7 @@ from mnemo_store import Store, StoreCorpus
 from mnemo_store.applier import apply_deployment
 from mnemo_store.identifiers import store_table
 
+from tests.chaos.summary import DIRECTORY as SUMMARY_DIRECTORY
 from tests.chaos.summary import Row, Summary, table
 from tests.declarations import memory_corpus
 
@@ -489,6 +490,12 @@ def summary(request: pytest.FixtureRequest) -> Iterator[Summary]:
     recorder = Summary(request.node.nodeid)
     yield recorder
     request.config.stash.setdefault(_ROWS, []).extend(recorder.rows)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fresh_summary() -> None:
+    """The summary directory holds the rows of the latest run only."""
+    shutil.rmtree(SUMMARY_DIRECTORY, ignore_errors=True)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
