@@ -159,12 +159,17 @@ class GraphCache:
         change: Callable[[CorpusGraph], CorpusGraph],
     ) -> bool:
         """Move the entry from `from_revision` to `to_revision` by applying `change` to its graph;
-        False (and nothing changed) when the entry is absent or not at `from_revision`."""
+        False (and nothing changed) when the entry is absent or not at `from_revision`, or was
+        replaced while `change` ran. `change` runs outside the lock: other users of the cache (the
+        event loop's `get`) never wait for it."""
         with self._lock:
             old = self._entries.get(key)
             if old is None or old.revision != from_revision:
                 return False
-            graph = change(old.graph)
+        graph = change(old.graph)
+        with self._lock:
+            if self._entries.get(key) is not old:
+                return False
             self._store(key, CachedGraph(graph, to_revision, old.nbytes, old.rows), old)
             return True
 
