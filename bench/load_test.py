@@ -317,22 +317,38 @@ async def sample(run: Run, services: Services, stop: asyncio.Event) -> None:
     loop = asyncio.get_running_loop()
     names = {group: group.rsplit(".", 1)[1] for group in services.groups}
     every = min(SAMPLE_SECONDS, run.window_seconds / 2)
+    consumers = [name for name in services.names if name != "navigator"]
     await asyncio.sleep(max(0.0, run.start - loop.time()))
     while not stop.is_set():
         now = loop.time()
         if now < run.start + run.seconds:
             behind = await lag_by_group(services.bootstrap, services.groups)
+            handled = {name: await handler_seconds(services, name) for name in consumers}
             run.window(now).samples.append(
                 {
                     "t": round(now - run.start, 1),
                     "rss": {n: rss_bytes(pid) for n, pid in services.pids().items()},
                     "cpu": {n: cpu_seconds(pid) for n, pid in services.pids().items()},
                     "lag": {names[g]: v for g, v in behind.items()},
+                    "handler": handled,
                     "load1": os.getloadavg()[0],
                 }
             )
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), every)
+
+
+async def handler_seconds(services: Services, name: str) -> tuple[float, float] | None:
+    """The service's `mnemo_handler_duration_seconds` sum and count (None if it did not answer)."""
+    try:
+        async with httpx.AsyncClient(timeout=2) as http:
+            text = (await http.get(f"{services.url(name)}/metrics")).text
+    except httpx.HTTPError:
+        return None
+    return (
+        metric_total(text, "mnemo_handler_duration_seconds_sum"),
+        metric_total(text, "mnemo_handler_duration_seconds_count"),
+    )
 
 
 # -- setup and cleanup ---------------------------------------------------------------------------
@@ -416,6 +432,11 @@ def window_report(
     for s in window.samples:
         for name, value in s["lag"].items():
             lags[name] = max(lags.get(name, 0), value)
+    handler_ms = {}
+    for name, now in last.get("handler", {}).items():
+        then = before.get("handler", {}).get(name)
+        if now is not None and then is not None and now[1] > then[1]:
+            handler_ms[name] = round(1000 * (now[0] - then[0]) / (now[1] - then[1]), 1)
     return {
         "window": index + 1,
         "from_s": round(index * run.window_seconds, 1),
@@ -439,6 +460,7 @@ def window_report(
             if value is not None
         },
         "cpu_percent": cpu,
+        "handler_ms_mean": handler_ms,
         "load1": round(sum(s["load1"] for s in window.samples) / max(1, len(window.samples)), 2),
     }
 
@@ -464,27 +486,46 @@ def ratios(windows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def table(windows: Sequence[dict[str, Any]], verdict: dict[str, Any], window: float) -> str:
     names = ("ingest", "edge-classifier", "navigator", "audit")
+    groups = (  # (title, width) of the column groups of the first header line
+        ("", 19),
+        ("persist ms", 31),
+        ("navigate ms", 33),
+        ("lag max", 20),
+        ("cl", 6),
+        ("RSS MB", 27),
+        ("CPU %", 23),
+        ("", 10),
+    )
     lines = [
-        f"{'':>4} {'':>7} {'persist: ms from schedule to persisted':>46}"
-        f" {'navigate: ms from schedule':>33} {'lag max (records)':>20}"
-        f" {'RSS MB: ingest, classifier,':>27} {'CPU %: same order':>23}",
-        f"{'min' if window == 60 else 'win':>4} {'docs':>7} {'sent':>6} {'p50':>7} {'p95':>7}"
-        f" {'p99':>7} {'max':>7} {'navs':>5} {'p50':>6} {'p95':>6} {'p99':>6} {'max':>6}"
-        f" {'ingest':>6} {'class':>6} {'audit':>6} {'navigator, audit':>27} {'':>23}"
+        " ".join(f"{title:^{width}}" if title else " " * width for title, width in groups).rstrip(),
+        f"{'min' if window == 60 else 'win':>4} {'docs':>7} {'sent':>6}"
+        f" {'p50':>7} {'p95':>7} {'p99':>7} {'max':>7}"
+        f" {'navs':>5} {'p50':>6} {'p95':>6} {'p99':>6} {'max':>6}"
+        f" {'in':>6} {'cl':>6} {'au':>6} {'ms/ev':>6}"
+        f" {'in':>6} {'cl':>6} {'nav':>6} {'au':>6} {'in':>5} {'cl':>5} {'nav':>5} {'au':>5}"
         f" {'err':>4} {'load':>5}",
     ]
     for w in windows:
         p, n, lag = w["persist"], w["navigate"], w["lag_max"]
         rss = " ".join(f"{w['rss_mb'].get(name, 0):>6.0f}" for name in names)
         cpu = " ".join(f"{w['cpu_percent'].get(name, 0):>5}" for name in names)
+        classifier_ms = w["handler_ms_mean"].get("edge-classifier", 0.0)
         errors = p["errors"] + n["errors"]
         lines.append(
             f"{w['window']:>4} {w['documents_sent_by_end']:>7} {p['sent']:>6} {p['p50_ms']:>7.0f}"
             f" {p['p95_ms']:>7.0f} {p['p99_ms']:>7.0f} {p['max_ms']:>7.0f} {n['n']:>5}"
             f" {n['p50_ms']:>6.0f} {n['p95_ms']:>6.0f} {n['p99_ms']:>6.0f} {n['max_ms']:>6.0f}"
             f" {lag.get('ingest', 0):>6} {lag.get('classifier', 0):>6} {lag.get('audit', 0):>6}"
-            f" {rss} {cpu} {errors:>4} {w['load1']:>5.1f}"
+            f" {classifier_ms:>6.0f} {rss} {cpu} {errors:>4} {w['load1']:>5.1f}"
         )
+    lines += [
+        "persist: from the scheduled send to its document.persisted event; navigate: from the"
+        " scheduled request to the answer;",
+        "lag: records not committed yet by ingest (in), the classifier (cl), audit (au); cl ms/ev:"
+        " the classifier's mean handler time;",
+        "RSS (at the minute's end) and CPU (% of one core) of ingest, the classifier, the"
+        " navigator, audit; load: 1-minute load average",
+    ]
     r = verdict["ratios"]
 
     def fmt(values: Sequence[float | None]) -> str:
@@ -667,8 +708,8 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--minutes", type=float, default=10.0, help="how long the load runs")
-    parser.add_argument("--persist-rate", type=float, default=50.0, help="new documents a second")
-    parser.add_argument("--navigate-rate", type=float, default=10.0, help="navigations a second")
+    parser.add_argument("--persist-rate", type=float, default=2.0, help="new documents a second")
+    parser.add_argument("--navigate-rate", type=float, default=5.0, help="navigations a second")
     parser.add_argument("--seed-documents", type=int, default=1000, help="corpus at the start")
     parser.add_argument("--window", type=float, default=60.0, help="seconds per reported row")
     parser.add_argument("--budget", type=int, default=5, help="documents per navigation")
