@@ -43,6 +43,7 @@ from mnemo_store.scope import Scope, render_scope
 from mnemo_store.store_corpus import StoreCorpus
 
 _SET_TENANT = "SELECT set_config('mnemo.tenant', $1, true)"
+_HELPER_RELEASE_SECONDS = 60.0
 _REVISION = "SELECT revision FROM mnemo.graph_revisions WHERE corpus_id = $1"
 _MARKS = "SELECT revision, reset_revision FROM mnemo.graph_revisions WHERE corpus_id = $1"
 _SNAPSHOT = "SELECT pg_current_snapshot()::text"
@@ -295,7 +296,9 @@ class TenantTransaction:
                     edge_key=edge_key,
                 )
         finally:
-            await pool.release(second)
+            # The release resets the connection; unless told, asyncpg bounds that by the acquire's
+            # 50 ms, which a busy database exceeds (the load then failed with TimeoutError).
+            await pool.release(second, timeout=_HELPER_RELEASE_SECONDS)
 
     async def _helper(self) -> tuple[asyncpg.Pool, asyncpg.Connection] | None:
         """A second connection when one is free right now; never waits (that could starve the
