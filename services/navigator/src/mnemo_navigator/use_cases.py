@@ -567,14 +567,14 @@ class Navigator:
                 action=f"corpus:{corpus}:query",
                 corpus=corpus,
                 operation=operation,
-                query=query if self._policy.audit_query_text else None,
+                query=_storable(query) if self._policy.audit_query_text else None,
                 query_digest=hashlib.sha256(query.encode("utf-8")).hexdigest(),
                 k_returned=len(returned),
                 latency_ms=max(latency_ms, 0.0),
                 top_similarity=top_similarity,
                 returned_ids=tuple(returned),
                 scope_digest=scope_digest,
-                principal=caller.name,
+                principal=_storable(caller.name),
                 trace_id=caller.trace_id,
                 revision=revision,
             )
@@ -592,6 +592,12 @@ class Navigator:
             payload=envelope.model_dump(mode="json"),
             headers=headers,
         )
+
+
+def _storable(text: str) -> str:
+    """Caller text as the audit log can hold it: a NUL (a search goal or a token's claim may carry
+    one; Postgres text and jsonb cannot) becomes U+FFFD. The query digest is of the text as sent."""
+    return text.replace("\x00", "\ufffd")
 
 
 def _built(
