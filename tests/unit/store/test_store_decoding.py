@@ -11,7 +11,15 @@ import pytest
 from mnemo_axon.compiler import load_deployment
 from mnemo_store import EdgeDelta, LoadLimits, RowLimitExceededError, StoreCorpus, loading
 from mnemo_store.binary_copy import CopyFormatError, FixedRowStream, fixed_rows
-from mnemo_store.loading import KeyKind, decode_documents, decode_edges, load_queries
+from mnemo_store.loading import (
+    EdgeColumns,
+    KeyKind,
+    decode_documents,
+    decode_edges,
+    edge_layout,
+    edges_from_columns,
+    load_queries,
+)
 from mnemo_store.reinforcement import SCOPE_FIRST_PARAM, batch, reinforcement_sql
 from mnemo_store.scope import Scope, render_scope
 from mnemo_store.text_copy import text_columns
@@ -127,6 +135,40 @@ def test_documents_and_edges_decode_into_positions_in_document_order() -> None:
     assert len(flagged.ids) == 2
 
 
+def test_edges_matched_while_they_stream_equal_edges_matched_at_the_end() -> None:
+    ids = sorted(uuid.uuid4() for _ in range(4))
+    docs = decode_documents(
+        CORPUS, KeyKind.UUID, text_rows(*((str(d), "t", None) for d in ids)), LoadLimits()
+    )
+    pairs = [(0, 3), (2, 1), (1, 1), (3, 0), (2, 2)]
+    stranger = uuid.uuid4()
+    rows = [
+        row(ids[a].bytes, (ids[b] if k % 2 else stranger).bytes, struct.pack(">h", 0))
+        + struct.pack(">i", 2)
+        + struct.pack(">h", k)
+        + struct.pack(">i", 8)
+        + struct.pack(">d", k / 8)
+        for k, (a, b) in enumerate(pairs)
+    ]
+    rows = [struct.pack(">h", 5) + r[2:] for r in rows]  # five fields a row
+    data = HEADER + b"".join(rows) + TRAILER
+    whole = decode_edges(CORPUS, KeyKind.UUID, docs, data, LoadLimits(), 0)
+    for attach_after in range(len(rows) + 1):
+        edges = EdgeColumns(KeyKind.UUID)
+        stream = FixedRowStream(edge_layout(KeyKind.UUID), edges.add, block_bytes=1)
+        stream.feed(HEADER)
+        for k, one in enumerate(rows):
+            if k == attach_after:
+                edges.attach(docs)
+            stream.feed(one)
+        stream.feed(TRAILER)
+        stream.finish()
+        graph = edges_from_columns(CORPUS, KeyKind.UUID, docs, edges, LoadLimits(), 0)
+        for name in ("edge_source", "edge_target", "edge_type", "edge_weight"):
+            assert np.array_equal(getattr(graph, name), getattr(whole, name)), name
+    assert whole.edge_target.tolist() == [-1, 1, -1, 0, -1]
+
+
 def test_uuids_sharing_their_first_half_still_map_exactly() -> None:
     ids = [uuid.UUID(int=k) for k in (1, 2, 3)]  # identical first 8 bytes
     docs = text_rows(*((str(doc), "t", None) for doc in ids))
@@ -151,7 +193,12 @@ def test_text_columns_split_in_one_pass_and_undo_every_escape_copy_writes() -> N
     awkward = "tab\there\nnew line \\N back\\slash\r ü"
     data = text_rows(("a", awkward, None), ("b", "", "\\"))
     assert b"\\t" in data  # the tab really is escaped in the stream
-    assert text_columns(data, 3) == [["a", "b"], [awkward, ""], [None, "\\"]]
+    for block_bytes in (1, 7, len(data) - 1, 1 << 21):  # split a block of rows at a time
+        assert text_columns(data, 3, block_bytes=block_bytes) == [
+            ["a", "b"],
+            [awkward, ""],
+            [None, "\\"],
+        ]
     assert text_columns(b"", 2) == [[], []]
     with pytest.raises(CopyFormatError, match="whole number"):
         text_columns(b"a\tb\n", 3)

@@ -43,6 +43,9 @@ from mnemo_store.text_copy import text_columns
 
 IndexArray = npt.NDArray[np.int64]
 _Key = TypeVar("_Key", bound=np.generic)
+_Item = TypeVar("_Item")
+# Documents permuted into id order this many at a time (see `_permuted`).
+_PERMUTE_STEP: Final = 1 << 16
 # Past this many keys in one bucket, `_ExactIndex` searches sorted queries instead of scanning.
 _BUCKET_SCAN_LIMIT: Final = 64
 _ZERO_UUID: Final = "'00000000-0000-0000-0000-000000000000'::uuid"
@@ -54,8 +57,6 @@ _TYPE_CODE_CASES: Final = " ".join(
 CopyFormat = Literal["binary", "text"]
 # Chunks of a COPY stream as they arrive.
 CopyOutput = Callable[[bytes], None]
-# Edge endpoints looked up this many at a time: the lookup's temporaries stay small.
-_LOOKUP_BLOCK: Final = 1 << 20
 
 
 class CopyQuery(Protocol):
@@ -253,8 +254,9 @@ async def load_graph_arrays(
 ) -> GraphArrays:
     """Run the two COPYs (inside the caller's tenant transaction) and decode them.
 
-    The documents are decoded in a worker thread while the edges stream in: with `concurrent`
-    (two connections sharing one snapshot) both COPYs run at once as well.
+    The documents are decoded in a worker thread while the edges stream in and are decoded block
+    by block (their endpoints matched to documents as soon as those are decoded): with
+    `concurrent` (two connections sharing one snapshot) both COPYs run at once as well.
     """
     queries = load_queries(corpus, scope, limits, edge_key)
     ordered = queries.ordered_documents is None
@@ -270,9 +272,16 @@ async def load_graph_arrays(
             decode, await copy_documents(queries.documents, queries.params, "text")
         )
 
+    def match_edges(decoded: asyncio.Future[DocumentColumns]) -> None:
+        # In the event loop, between two blocks of edges: the edges gathered so far are matched
+        # to the documents now, the rest as they arrive.
+        if not decoded.cancelled() and decoded.exception() is None:
+            edges.attach(decoded.result())
+
     try:
         if concurrent:
             pending = asyncio.ensure_future(documents())
+            pending.add_done_callback(match_edges)
             try:
                 await copy_edges(queries.edges, queries.params, "binary", stream.feed)
             except BaseException:
@@ -285,6 +294,7 @@ async def load_graph_arrays(
                     decode, await copy_documents(queries.documents, queries.params, "text")
                 )
             )
+            decoding.add_done_callback(match_edges)
             try:
                 await copy_edges(queries.edges, queries.params, "binary", stream.feed)
             except BaseException:
@@ -361,9 +371,8 @@ def decode_documents(
         keys = b""
     if not ordered and len(ids) > 1:
         order = _key_order(kind, keys, ids)
-        # itemgetter builds each permuted column in C: half the time of a list comprehension.
-        permute = itemgetter(*order.tolist())
-        columns = [list(permute(column)) for column in columns]
+        positions = order.tolist()
+        columns = [_permuted(column, positions) for column in columns]
         width = "S16" if kind is KeyKind.UUID else "S8"
         keys = np.frombuffer(keys, dtype=width).take(order).tobytes()
         ids = cast("list[str]", columns[0])
@@ -375,6 +384,19 @@ def decode_documents(
         truncated=truncated,
         without_id=len(first) - len(ids),
     )
+
+
+def _permuted(column: list[_Item], positions: list[int]) -> list[_Item]:
+    """`[column[k] for k in positions]`, by itemgetter (in C: half the time of a comprehension),
+    a step of `_PERMUTE_STEP` at a time so the GIL is never held for long."""
+    permuted: list[_Item] = []
+    for start in range(0, len(positions), _PERMUTE_STEP):
+        step = positions[start : start + _PERMUTE_STEP]
+        if len(step) == 1:
+            permuted.append(column[step[0]])
+        else:
+            permuted.extend(itemgetter(*step)(column))
+    return permuted
 
 
 def _key_order(kind: KeyKind, keys: bytes, ids: list[str]) -> IndexArray:
@@ -422,13 +444,38 @@ def edge_layout(kind: KeyKind, *, keyed: bool = False) -> list[tuple[str, npt.DT
 
 class EdgeColumns:
     """Edge rows gathered block by block into compact native columns (41 bytes a uuid edge,
-    against 78 in the stream)."""
+    against 78 in the stream). Once the documents are known (`attach`) each block's endpoints
+    become document positions as it arrives, so little is left to do when the stream ends."""
 
     def __init__(self, kind: KeyKind, *, keyed: bool = False) -> None:
         self.kind = kind
         self.keyed = keyed
         self.rows = 0
         self._pieces: dict[str, list[npt.NDArray[np.generic]]] = {}
+        self._positions: Callable[..., IndexArray] | None = None
+        # The raw endpoint columns of each key kind, in the order the position lookup takes them.
+        self._ends = {
+            KeyKind.UUID: (("sh", "sl"), ("th", "tl")),
+            KeyKind.INT8: (("s",), ("t",)),
+        }.get(kind)
+
+    @property
+    def attached(self) -> bool:
+        return self._positions is not None or self._ends is None
+
+    def attach(self, docs: DocumentColumns) -> None:
+        """Match endpoints against `docs` from now on, and the blocks gathered so far now."""
+        if self.attached:
+            return
+        if self.kind is KeyKind.UUID:
+            self._positions = _uuid_positions(np.frombuffer(docs.keys, dtype=">u8").reshape(-1, 2))
+        else:
+            self._positions = _int_positions(np.frombuffer(docs.keys, dtype=">i8"))
+        assert self._ends is not None
+        for output, names in zip(("source", "target"), self._ends, strict=True):
+            raw = [self._pieces.pop(name, []) for name in names]
+            self._pieces[output] = [self._positions(*block) for block in zip(*raw, strict=True)]
+            del raw
 
     def add(self, rows: npt.NDArray[np.void]) -> None:
         """Copy a block of decoded rows (`edge_layout`) out of the stream's buffer."""
@@ -445,8 +492,14 @@ class EdgeColumns:
         else:
             columns["s"] = rows["s"].astype(np.int64)
             columns["t"] = rows["t"].astype(np.int64)
-        if self.kind is not KeyKind.SQL:
+        if self.kind is KeyKind.SQL:  # Postgres numbered the endpoints: they are positions
+            columns["source"] = columns.pop("s")
+            columns["target"] = columns.pop("t")
+        else:
             columns["null"] = rows["null"] != 0
+            if self._positions is not None and self._ends is not None:
+                for output, names in zip(("source", "target"), self._ends, strict=True):
+                    columns[output] = self._positions(*(columns.pop(name) for name in names))
         for name, values in columns.items():
             self._pieces.setdefault(name, []).append(values)
         self.rows += rows.shape[0]
@@ -490,21 +543,9 @@ def edges_from_columns(
         _exceeded(corpus, "edges", limits.max_edges, limits)
         truncated = True
         count = limits.max_edges
-    if kind is KeyKind.SQL:
-        source = edges.take("s", np.int64, count)
-        target = edges.take("t", np.int64, count)
-    elif kind is KeyKind.UUID:
-        halves = _uuid_positions(np.frombuffer(docs.keys, dtype=">u8").reshape(-1, 2))
-        source = _blockwise(
-            halves, edges.take("sh", np.uint64, count), edges.take("sl", np.uint64, count)
-        )
-        target = _blockwise(
-            halves, edges.take("th", np.uint64, count), edges.take("tl", np.uint64, count)
-        )
-    else:
-        integers = _int_positions(np.frombuffer(docs.keys, dtype=">i8"))
-        source = _blockwise(integers, edges.take("s", np.int64, count))
-        target = _blockwise(integers, edges.take("t", np.int64, count))
+    edges.attach(docs)
+    source = edges.take("source", np.int64, count)
+    target = edges.take("target", np.int64, count)
     if kind is not KeyKind.SQL:
         missing = edges.take("null", np.bool_, count)
         if missing.any():
@@ -524,17 +565,6 @@ def edges_from_columns(
         documents_without_id=docs.without_id,
         edge_key=edges.take("k", np.int64, count) if edges.keyed else None,
     )
-
-
-def _blockwise(lookup: Callable[..., IndexArray], *columns: npt.NDArray[Any]) -> IndexArray:
-    """`lookup(*columns)`, a block of endpoints at a time."""
-    count = columns[0].shape[0]
-    found = np.empty(count, dtype=np.int64)
-    for start in range(0, count, _LOOKUP_BLOCK):
-        found[start : start + _LOOKUP_BLOCK] = lookup(
-            *(column[start : start + _LOOKUP_BLOCK] for column in columns)
-        )
-    return found
 
 
 def _exceeded(corpus: StoreCorpus, what: str, limit: int, limits: LoadLimits) -> None:
