@@ -171,6 +171,10 @@ class Window:
     persist_errors: int = 0
     send_lag: list[float] = field(default_factory=list)
     cache: Counter[str] = field(default_factory=Counter)
+    phases: dict[str, list[float]] = field(default_factory=dict)
+    """Navigator phase → its milliseconds per answered request (the `Server-Timing` header)."""
+    server: list[float] = field(default_factory=list)
+    """Seconds the navigator accounted for per request (its phases summed)."""
     samples: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -272,6 +276,10 @@ async def navigate_load(
                 return
             window.navigate_latency.append(loop.time() - at)
             window.cache[str(response.json().get("diagnostics", {}).get("cache"))] += 1
+            phases = server_timing(response.headers.get("server-timing", ""))
+            for phase, ms in phases.items():
+                window.phases.setdefault(phase, []).append(ms)
+            window.server.append(sum(phases.values()) / 1000)
 
         requests = []
         k = 0
@@ -281,6 +289,18 @@ async def navigate_load(
             requests.append(asyncio.ensure_future(one(at, writer.query())))
             k += 1
         await asyncio.gather(*requests)
+
+
+def server_timing(header: str) -> dict[str, float]:
+    """`revision;dur=0.4, refresh;dur=12.1` → {"revision": 0.4, "refresh": 12.1}."""
+    phases = {}
+    for part in header.split(","):
+        name, _, rest = part.strip().partition(";dur=")
+        try:
+            phases[name] = float(rest)
+        except ValueError:
+            continue
+    return phases
 
 
 async def watch_persisted(run: Run, bootstrap: str, topic: str, stop: asyncio.Event) -> None:
@@ -450,6 +470,10 @@ def window_report(
             "errors": window.navigate_errors,
             **latency_summary(window.navigate_latency),
             "cache": dict(window.cache),
+            "server": latency_summary(window.server),
+            "phases_mean_ms": {
+                phase: round(sum(ms) / len(ms), 1) for phase, ms in sorted(window.phases.items())
+            },
         },
         "generator_send_lag_max_ms": round(max(window.send_lag, default=0.0) * 1000, 1),
         "lag_max": lags,
@@ -532,6 +556,13 @@ def table(windows: Sequence[dict[str, Any]], verdict: dict[str, Any], window: fl
         return " ".join("-" if v is None else f"{v:.2f}" for v in values)
 
     unit = "minute" if window == 60 else "window"
+    lines.append(f"the navigator's own time per request (Server-Timing), per {unit}:")
+    for w in windows:
+        server, phases = w["navigate"]["server"], w["navigate"]["phases_mean_ms"]
+        lines.append(
+            f"{w['window']:>4} p50 {server['p50_ms']:>6.0f} p95 {server['p95_ms']:>6.0f}"
+            "  mean ms: " + ", ".join(f"{name} {ms:g}" for name, ms in phases.items())
+        )
     lines += [
         f"persist p95 / {unit} 1:  {fmt(r['persist_p95_vs_first'])}",
         f"navigate p95 / {unit} 1: {fmt(r['navigate_p95_vs_first'])}",
