@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mnemo_events import Envelope, PersistRow
+from mnemo_store.audit_log import AuditLog
 
 from tests.chaos.conftest import World, doc
 from tests.chaos.summary import Row, Summary
@@ -193,3 +194,34 @@ async def record_row(
         leaked=None,
         notes=notes.strip().removesuffix(";"),
     )
+
+
+async def assert_audited_once(stream: Stream, wait: float = 120) -> dict[str, int]:
+    """Every event of the stream is named by exactly one audit row of ingest's (its
+    `source_event_ids`), no audit row names an event twice, and the tenant's chain verifies: the
+    audit consumer of the world must be running."""
+    world = stream.world
+    tenant = world.tenants[0]
+    sent = {str(_envelope(value).event_id) for _, value in stream.records}
+    deadline = time.monotonic() + wait
+    async with await AuditLog.connect(world.stack.url("audit"), max_size=1) as log:
+        while True:
+            named: Counter[str] = Counter()
+            rows = 0
+            async for row in log.rows(tenant):
+                rows += 1
+                named.update(str(i) for i in row.payload.get("source_event_ids", ()))
+            if set(sent) <= set(named) or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(1)
+        report = await log.verify(tenant)
+    lost = len(sent - set(named))
+    duplicated = sum(n - 1 for n in named.values() if n > 1)
+    assert report.ok, report.broken
+    assert (lost, duplicated) == (0, 0), (lost, duplicated)
+    return {
+        "audit_rows": rows,
+        "audited_events": len(named),
+        "lost": lost,
+        "duplicated": duplicated,
+    }

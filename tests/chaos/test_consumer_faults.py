@@ -13,7 +13,7 @@ import pytest
 from mnemo_events.dead_letters import REASON
 
 from tests.chaos.conftest import World, doc
-from tests.chaos.streams import Stream, assert_exactly_once, record_row
+from tests.chaos.streams import Stream, assert_audited_once, assert_exactly_once, record_row
 from tests.chaos.summary import Summary
 
 pytestmark = pytest.mark.timeout(420)
@@ -22,11 +22,13 @@ pytestmark = pytest.mark.timeout(420)
 async def test_sigkill_ingest_then_the_classifier_mid_stream_of_ten_thousand_loses_and_duplicates_nothing(
     world: World, summary: Summary
 ) -> None:
-    ingest, classifier = world.ingest(), world.classifier()
+    ingest, classifier, audit = world.ingest(), world.classifier(), world.audit()
     ingest.start()
     classifier.start()
+    audit.start()
     await ingest.ready()
     await classifier.ready()
+    await audit.ready()
     stream = Stream(world, 2_004)  # and 7,996 edges: 10,000 events
     await world.produce(stream.records)
 
@@ -49,7 +51,14 @@ async def test_sigkill_ingest_then_the_classifier_mid_stream_of_ten_thousand_los
 
     await world.until(stream.all_landed, wait=180)
     result = await assert_exactly_once(stream, classified=True)
-    await record_row(summary, stream, result, "SIGKILL ingest, then the edge classifier")
+    audited = await assert_audited_once(stream)
+    await record_row(
+        summary,
+        stream,
+        result,
+        "SIGKILL ingest, then the edge classifier",
+        f"each event in exactly one of {audited['audit_rows']:,} audit rows, chain verifies; ",
+    )
 
 
 async def test_sigterm_under_load_drains_and_exits_0_within_10_seconds_losing_nothing(
