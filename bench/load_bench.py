@@ -2,9 +2,11 @@
 
 For each size (default 10k and 100k documents; `--sizes 1000000` for a million) with 5 edges per
 document, in one tenant under row-level security and with a sub-tenant `where:` scope, it times:
-- fast: `TenantTransaction.load_graph` (a text COPY of the documents split in one pass, a binary
-  COPY of the edges decoded by numpy, into the arrays `mnemo_mdn.CorpusGraph.from_arrays` takes),
-  best and median of the runs; then `GraphArrays.to_graph` (the engine's graph) on its own;
+- fast: `TenantTransaction.load_graph` (a text COPY of the documents split a block at a time and
+  put in id order by their keys, a binary COPY of the edges decoded by numpy as it streams in,
+  both at once on two connections sharing a snapshot, into the arrays
+  `mnemo_mdn.CorpusGraph.from_arrays` takes), best and median of the runs; then
+  `GraphArrays.to_graph` (the engine's graph) on its own;
 - peak memory of one load + to_graph: traced by Python (numpy included) and the process's
   resident high-water mark;
 - naive: SQLAlchemy ORM rows, then a networkx MultiDiGraph (the obvious way to write it), up to
