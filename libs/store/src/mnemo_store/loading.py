@@ -306,6 +306,9 @@ async def load_graph_arrays(
         assert queries.ordered_documents is not None
         data = await copy_documents(queries.ordered_documents, queries.params, "text")
         docs = await asyncio.to_thread(decode_documents, corpus, queries.key, data, limits)
+    # Matched here, in the event loop, if `match_edges` has not run yet (an awaited task that is
+    # already done does not yield, so its callbacks may still be pending): never in two threads.
+    edges.attach(docs)
     stream.finish()
     return await asyncio.to_thread(
         edges_from_columns, corpus, queries.key, docs, edges, limits, revision
