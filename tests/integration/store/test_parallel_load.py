@@ -6,6 +6,7 @@ watermark holds)."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -210,3 +211,37 @@ async def test_parallel_and_sequential_loads_read_one_snapshot_past_a_concurrent
         assert {"written 5", "written 6"} <= set(refreshed.titles)
         assert not {"written 5", "written 6"} & set(rows.titles)
         assert rows_content(refreshed) == rows_content(full)
+
+
+async def test_repeated_small_loads_always_match_every_edge(
+    store: Store, app_dsn: str, declare: Any, new_tenant: Any
+) -> None:
+    """The documents may be decoded before, while or after the edges stream: however the timing
+    falls, every edge is matched exactly once (a callback racing the worker emptied them once)."""
+    corpus: StoreCorpus = (await declare()).corpus
+    tenant = await new_tenant()
+    ids = [str(uuid.uuid4()) for _ in range(30)]
+    async with store.tenant(tenant) as tx:
+        await tx.insert_rows(
+            corpus.documents,
+            [{"id": doc, "tenant_id": tenant, "title": "t", "body": None} for doc in ids],
+        )
+        await tx.insert_rows(
+            corpus.relations,
+            [
+                {"from_id": a, "to_id": b, "etype": "cite", "weight": 0.5, "tenant_id": tenant}
+                for a, b in itertools.pairwise(ids)
+            ],
+        )
+    async with (
+        await Store.connect(app_dsn, min_size=1, max_size=1) as one,
+        await Store.connect(app_dsn, min_size=2, max_size=2) as two,
+    ):
+        for loader in (one, two, store):
+            for read_only in (False, True):
+                for _ in range(50):
+                    async with loader.tenant(tenant, read_only=read_only) as tx:
+                        graph = await tx.load_graph(corpus)
+                    assert graph.n_edges == 29
+                    assert graph.edge_weight.shape == (29,)
+                    assert bool((graph.edge_source >= 0).all())
