@@ -1,8 +1,9 @@
 """Decoding PostgreSQL's binary COPY stream (`COPY (...) TO STDOUT (FORMAT binary)`).
 
 Fixed-width rows decode in one numpy call: every row of a query whose columns are all fixed-width
-and never NULL has the same byte layout, so the whole body is one structured array. Rows with text
-columns are walked once in Python, slicing the text without building a record object per row.
+and never NULL has the same byte layout, so the whole body is one structured array
+(`fixed_rows`), or, read as it streams in, one structured array per block of whole rows
+(`FixedRowStream`), so the stream never has to be held whole.
 """
 
 from __future__ import annotations
