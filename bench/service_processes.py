@@ -138,6 +138,7 @@ class Services:
             "MNEMO_NAVIGATOR_PORT": ports["navigator"],
             "MNEMO_NAVIGATOR_TOKEN_SECRET": DEVELOPMENT_SECRET,
             "MNEMO_NAVIGATOR_CONSUME_REQUESTS": "false",
+            "MNEMO_NAVIGATOR_AUDIT_TOPIC": self.audit,
             "MNEMO_AUDIT_PORT": ports["audit"],
             "MNEMO_AUDIT_TOPIC": self.audit,
             "MNEMO_AUDIT_GROUP": self._name("audit"),

@@ -92,6 +92,7 @@ def build_navigator(
     policy = Policy(
         pinned_scopes=dict(settings.pinned_scopes) if pinned_scopes is None else pinned_scopes,
         audit_query_text=settings.audit_query_text == "text",
+        audit_topic=settings.audit_topic,
         default_budget=settings.default_budget,
         limits=LoadLimits(max_documents=settings.max_documents, max_edges=settings.max_edges),
     )

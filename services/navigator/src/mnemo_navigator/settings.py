@@ -14,7 +14,7 @@ from mnemo_auth import DEFAULT_AUDIENCE, DEFAULT_ISSUER, DEVELOPMENT_SECRET, Tok
 from mnemo_axon.where import parse_filter
 from mnemo_axon.where.syntax import ParameterRef, StringValue
 from mnemo_events.settings import KafkaSettings
-from mnemo_events.topics import NAVIGATE_REQUESTED
+from mnemo_events.topics import AUDIT, NAVIGATE_REQUESTED
 from mnemo_telemetry.tracing import TracingSettings
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -39,6 +39,9 @@ class Settings(BaseSettings):
     """Corpus id → scope template; see the module docstring."""
     audit_query_text: Literal["text", "digest"] = "text"
     """Whether audit events carry the query text or only its digest."""
+    audit_topic: str = AUDIT
+    """The topic the query audit events go to, through the outbox (a test's or a benchmark's own
+    process gives its own, so its events never reach the stack's audit service)."""
     cache_max_bytes: int = Field(default=2 * 1024**3, ge=0)
     """Bound of the graph cache (0 turns it off). 2 GiB holds a million-document graph (about
     800 MB counted with its merge rows) beside smaller ones; see the README."""

@@ -256,6 +256,7 @@ def goal_text(goal: Mapping[str, Any]) -> str:
 class Policy:
     pinned_scopes: Mapping[str, str] = field(default_factory=dict)
     audit_query_text: bool = True
+    audit_topic: str = AUDIT
     default_budget: int = 5
     limits: LoadLimits = field(default_factory=LoadLimits)
 
@@ -587,7 +588,7 @@ class Navigator:
             headers["traceparent"] = caller.traceparent
         return OutboxEvent(
             event_id=envelope.event_id,
-            topic=AUDIT,
+            topic=self._policy.audit_topic,
             key=str(tenant).encode(),
             payload=envelope.model_dump(mode="json"),
             headers=headers,
