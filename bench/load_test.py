@@ -67,6 +67,7 @@ from service_processes import (
     ROOT,
     Services,
     cpu_seconds,
+    graph_declarations,
     lag_by_group,
     metric_total,
     rss_bytes,
@@ -78,23 +79,6 @@ SERVICES = ("ingest", "edge-classifier", "navigator", "audit")
 SAMPLE_SECONDS = 5.0
 NAVIGATE_TIMEOUT = 30.0
 VOCABULARY = 3_000
-
-DECLARATIONS = """
-axonstore LoadDocs_{s} {{
-    backend: postgresql
-    schema {{ id: Text primary_key  title: Text not_null  body: Text }}
-}}
-axonstore LoadEdges_{s} {{
-    backend: postgresql
-    schema {{ from_id: Text not_null  to_id: Text not_null  etype: Text not_null
-             weight: Float not_null }}
-}}
-corpus Load_{s} from axonstore {{
-    documents: LoadDocs_{s}(id, title, body)
-    relations: LoadEdges_{s}(from_id, to_id, etype, weight)
-    adaptive: true
-}}
-"""
 
 
 def say(message: str) -> None:
@@ -582,7 +566,8 @@ async def main(args: argparse.Namespace) -> int:
     seconds = args.minutes * 60
     window_seconds = min(args.window, seconds)
     suffix = uuid.uuid4().hex[:10]
-    corpus, docs, edges = f"Load_{suffix}", f"LoadDocs_{suffix}", f"LoadEdges_{suffix}"
+    corpus = f"Load_{suffix}"
+    docs, edges = f"{corpus}Docs", f"{corpus}Edges"
     services = Services(
         suffix, bootstrap, args.logs, prefix="bench.load", names=SERVICES, extra_env={}
     )
@@ -592,7 +577,9 @@ async def main(args: argparse.Namespace) -> int:
     load_before = os.getloadavg()
     loop = asyncio.get_running_loop()
     try:
-        deployment = load_deployment(DECLARATIONS.format(s=suffix), f"load_{suffix}.axon")
+        deployment = load_deployment(
+            graph_declarations(corpus, adaptive=True), f"load_{suffix}.axon"
+        )
         await apply_deployment(owner, deployment, gateway_base_url="http://127.0.0.1:8080")
         await owner.execute(
             "UPDATE mnemo.corpora SET status = 'published' WHERE corpus_id = $1", corpus

@@ -44,23 +44,8 @@ from mnemo_mdn.frontier import Direction
 from mnemo_store.applier import apply_deployment
 from mnemo_store.identifiers import store_table
 from quality import DIRECTION, Dataset, Results, bm25_ranking, passage_id, recall
-from service_processes import Services, lag
+from service_processes import Services, graph_declarations, lag
 
-DECLARATIONS = """
-axonstore QualityDocs_{s} {{
-    backend: postgresql
-    schema {{ id: Text primary_key  title: Text not_null  body: Text }}
-}}
-axonstore QualityEdges_{s} {{
-    backend: postgresql
-    schema {{ from_id: Text not_null  to_id: Text not_null  etype: Text not_null
-             weight: Float not_null }}
-}}
-corpus Quality_{s} from axonstore {{
-    documents: QualityDocs_{s}(id, title, body)
-    relations: QualityEdges_{s}(from_id, to_id, etype, weight)
-}}
-"""
 LOGS = Path(__file__).resolve().parent / "results" / "quality_service_logs"
 SETTLE_SECONDS = 6.0
 WAIT_SECONDS = 1800.0
@@ -111,11 +96,10 @@ async def _run(
     bootstrap = environment("MNEMO_KAFKA_BOOTSTRAP", "127.0.0.1:29092")
 
     suffix = uuid.uuid4().hex[:10]
-    deployment = load_deployment(DECLARATIONS.format(s=suffix), f"quality_{suffix}.axon")
-    corpus, docs, edges_table = (
-        f"Quality_{suffix}",
-        f"QualityDocs_{suffix}",
-        f"QualityEdges_{suffix}",
+    corpus = f"Quality_{suffix}"
+    docs, edges_table = f"{corpus}Docs", f"{corpus}Edges"
+    deployment = load_deployment(
+        graph_declarations(corpus, adaptive=False), f"quality_{suffix}.axon"
     )
     services = Services(suffix, bootstrap, LOGS)
     owner = await asyncpg.connect(owner_dsn)

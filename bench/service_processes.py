@@ -37,6 +37,27 @@ MODULES = {
 READY_SECONDS = 90.0
 
 
+def graph_declarations(name: str, *, adaptive: bool) -> str:
+    """A store corpus `name` over stores `<name>Docs` (id, title, body) and `<name>Edges`, both
+    Text-keyed: the declarations the service benchmarks apply."""
+    return f"""
+axonstore {name}Docs {{
+    backend: postgresql
+    schema {{ id: Text primary_key  title: Text not_null  body: Text }}
+}}
+axonstore {name}Edges {{
+    backend: postgresql
+    schema {{ from_id: Text not_null  to_id: Text not_null  etype: Text not_null
+             weight: Float not_null }}
+}}
+corpus {name} from axonstore {{
+    documents: {name}Docs(id, title, body)
+    relations: {name}Edges(from_id, to_id, etype, weight)
+    adaptive: {"true" if adaptive else "false"}
+}}
+"""
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

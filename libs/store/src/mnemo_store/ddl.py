@@ -30,11 +30,18 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from mnemo_axon.ir import ColumnDecl, CorpusKind, DefaultKind, Deployment, StoreDecl
+from mnemo_axon.ir import (
+    ColumnDecl,
+    CorpusKind,
+    DefaultKind,
+    Deployment,
+    DocumentsStoreMapping,
+    StoreDecl,
+)
 from mnemo_axon.rules import deployment_problems
 
 from mnemo_store.errors import DeclarationRuleError
@@ -183,6 +190,16 @@ def fulltext_column_sql(title_column: str, body_column: str | None) -> str:
 def _fulltext_mappings(deployment: Deployment, store: StoreDecl) -> list[tuple[str, str | None]]:
     """The (title, body) mappings of the store corpora reading `store` as documents, each once."""
     found: dict[str, tuple[str, str | None]] = {}
+    for documents in _documents_mappings(deployment, store):
+        mapping = (documents.title_column, documents.body_column)
+        found[fulltext_column(*mapping)] = mapping
+    return [found[name] for name in sorted(found)]
+
+
+def _documents_mappings(
+    deployment: Deployment, store: StoreDecl
+) -> Iterator[DocumentsStoreMapping]:
+    """How each store corpus reading `store` as its documents maps the store's columns."""
     for corpus in deployment.corpora:
         documents = corpus.documents_store
         if (
@@ -190,9 +207,7 @@ def _fulltext_mappings(deployment: Deployment, store: StoreDecl) -> list[tuple[s
             and documents is not None
             and documents.store == store.name
         ):
-            mapping = (documents.title_column, documents.body_column)
-            found[fulltext_column(*mapping)] = mapping
-    return [found[name] for name in sorted(found)]
+            yield documents
 
 
 # --------------------------------------------------------------------------------- new tables
@@ -202,14 +217,8 @@ def identity_columns(deployment: Deployment, store: StoreDecl) -> tuple[str, ...
     """The columns that identify a row of `store` to a cached graph: its primary key (or the hidden
     row id), and the document id column of every store corpus reading it as its documents."""
     key = [column.name for column in store.columns if column.primary_key] or [ROW_ID_COLUMN]
-    for corpus in deployment.corpora:
-        documents = corpus.documents_store
-        if (
-            corpus.kind is CorpusKind.STORE_GRAPH
-            and documents is not None
-            and documents.store == store.name
-            and documents.id_column not in key
-        ):
+    for documents in _documents_mappings(deployment, store):
+        if documents.id_column not in key:
             key.append(documents.id_column)
     return tuple(key)
 
