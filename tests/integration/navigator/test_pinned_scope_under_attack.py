@@ -8,13 +8,15 @@ import asyncio
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 import asyncpg
 import httpx
+import jwt
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mnemo_auth import DEVELOPMENT_SECRET, mint_token
+from mnemo_auth import DEFAULT_AUDIENCE, DEFAULT_ISSUER, DEVELOPMENT_SECRET, mint_token
 from mnemo_axon.compiler import load_deployment
 from mnemo_navigator.app import create_app
 from mnemo_navigator.settings import Settings
@@ -166,3 +168,57 @@ def test_no_request_widens_a_pinned_scope(
     arena: Arena, owner_dsn: str, where: str, value: str
 ) -> None:
     asyncio.run(_attack(arena, where, value, owner_dsn))
+
+
+EMPTY_CLIENT_CLAIMS = ({}, [], "", 0, False, None, {"tenant_id": ""})
+
+
+async def _with_empty_claim(arena: Arena, claim: object) -> list[int]:
+    settings_ = Settings(
+        database_url=navigator_dsn(arena.app_dsn), consume_requests=False, pool_size=3
+    )
+    runtime = create_app(settings_, pinned_scopes={arena.corpus.name: PINNED})
+    assert runtime.app is not None
+    await runtime.start()
+    now = datetime.now(UTC)
+    token = jwt.encode(
+        {
+            "tenant": str(arena.tenant),
+            "sub": "probe",
+            "scope": "read",
+            "iss": DEFAULT_ISSUER,
+            "aud": DEFAULT_AUDIENCE,
+            "exp": now + timedelta(minutes=5),
+            "client": claim,
+        },
+        DEVELOPMENT_SECRET,
+        algorithm="HS256",
+    )
+    headers = {"Authorization": f"Bearer {token}"}
+    base = f"/v1/corpora/{arena.corpus.name}"
+    try:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=runtime.app), base_url="http://n"
+        ) as client:
+            answers = [
+                await client.post(
+                    f"{base}/navigate",
+                    json={"query": "shared words", "budget": 20},
+                    headers=headers,
+                ),
+                await client.post(
+                    f"{base}/retrieve", json={"query": "shared words", "k": 50}, headers=headers
+                ),
+                await client.get(f"{base}/documents", headers=headers),
+            ]
+    finally:
+        await runtime.stop()
+    return [answer.status_code for answer in answers]
+
+
+@pytest.mark.parametrize("claim", EMPTY_CLIENT_CLAIMS, ids=repr)
+def test_an_empty_client_claim_is_refused_not_read_as_tenant_wide(
+    arena: Arena, claim: object
+) -> None:
+    """`client` set to {}, [], "", 0, false or null used to return every end-client's rows."""
+    assert asyncio.run(_with_empty_claim(arena, claim)) == [401, 401, 401]

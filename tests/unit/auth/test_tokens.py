@@ -86,3 +86,44 @@ def test_keys_need_exactly_one_source() -> None:
         TokenKeys()
     with pytest.raises(KeyConfigurationError):
         TokenKeys(secret=SECRET, jwks_url="http://127.0.0.1:1/jwks")
+
+
+def _token_with_claims(**extra: object) -> str:
+    claims: dict[str, object] = {
+        "tenant": str(uuid.uuid4()),
+        "sub": "probe",
+        "scope": "read",
+        "iss": "mnemo",
+        "aud": "mnemo",
+        "exp": datetime.now(UTC) + timedelta(hours=1),
+    }
+    claims.update(extra)
+    return jwt.encode(claims, SECRET, algorithm="HS256")
+
+
+@pytest.mark.parametrize(
+    "client",
+    [{}, [], "", 0, False, None, {"tenant_id": ""}, {"": "northwind"}, ["northwind"], "northwind"],
+    ids=[
+        "empty-object",
+        "empty-list",
+        "empty-string",
+        "zero",
+        "false",
+        "null",
+        "empty-value",
+        "empty-key",
+        "list",
+        "string",
+    ],
+)
+def test_a_client_claim_that_names_no_end_client_is_refused(client: object) -> None:
+    """A present `client` claim must name its end-client: an empty or null one used to read as
+    "no claim" and gave a client-confined token the whole tenant."""
+    with pytest.raises(InvalidTokenError, match="'client'"):
+        TokenVerifier(TokenKeys(secret=SECRET)).verify(_token_with_claims(client=client))
+
+
+def test_a_token_without_a_client_claim_is_tenant_wide() -> None:
+    principal = TokenVerifier(TokenKeys(secret=SECRET)).verify(_token_with_claims())
+    assert dict(principal.client) == {}

@@ -19,6 +19,7 @@ from mnemo_auth.tokens import (
     TokenKeys,
     TokenVerifier,
     bearer_token,
+    client_claim,
     mint_token,
 )
 
@@ -34,5 +35,6 @@ __all__ = [
     "TokenKeys",
     "TokenVerifier",
     "bearer_token",
+    "client_claim",
     "mint_token",
 ]

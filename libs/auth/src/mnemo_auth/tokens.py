@@ -119,17 +119,33 @@ def _principal(claims: Mapping[str, Any]) -> Principal:
     scope = claims.get("scope", "")
     if not isinstance(scope, str):
         raise InvalidTokenError("invalid token: 'scope' must be a space-separated string")
-    client = claims.get("client") or {}
-    if not isinstance(client, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in client.items()
-    ):
-        raise InvalidTokenError("invalid token: 'client' must be an object of strings")
+    client = client_claim(claims.get("client")) if "client" in claims else {}
     return Principal(
         tenant=tenant,
         subject=str(claims.get("sub", "")),
         scopes=frozenset(scope.split()),
-        client=dict(client),
+        client=client,
     )
+
+
+def client_claim(value: object) -> dict[str, str]:
+    """A present `client` claim, checked: it must name its end-client, an object of non-empty
+    strings with at least one key. An empty or null claim is refused rather than read as "no
+    claim", which would widen a client-confined caller to the whole tenant."""
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise InvalidTokenError(
+            "invalid token: 'client' must be an object of strings naming the end-client, "
+            'e.g. {"tenant_id": "northwind"}'
+        )
+    if not value or not all(k and v for k, v in value.items()):
+        raise InvalidTokenError(
+            "invalid token: 'client' is present but names no end-client (empty object, key or "
+            "value); a client-confined token must name its client, a tenant-wide token omits "
+            "the claim"
+        )
+    return dict(value)
 
 
 def mint_token(

@@ -52,6 +52,14 @@ NavigateDirection = Literal["out", "both"]
 ParamValue = str | int | float | bool | None
 
 
+ClientClaim = Annotated[
+    dict[Annotated[str, Field(min_length=1)], Annotated[str, Field(min_length=1)]],
+    Field(min_length=1),
+]
+"""A `client` object naming an end-client: at least one key, no empty key or value. An empty object
+is refused, never read as "no client" (that would widen the request to the whole tenant)."""
+
+
 class NavigateRequested(Message):
     """`mnemo.navigate.requested.v1`: a navigation asked for over Kafka, answered by request id.
 
@@ -68,7 +76,7 @@ class NavigateRequested(Message):
     params: dict[str, ParamValue] = Field(default_factory=dict)
     mode: NavigateMode | None = None
     direction: NavigateDirection | None = None
-    client: dict[str, str] | None = None
+    client: ClientClaim | None = None
     reply_to: str | None = None
 
 
