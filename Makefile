@@ -65,10 +65,16 @@ down: ## stop exactly the processes `make up` started
 status: install ## say which local services are up, on which ports
 	@$(RUN) mnemo dev status
 
-lint: install ## ruff check, ruff format --check, import-linter contracts
+lint: install ## ruff check, ruff format --check, import-linter contracts, declared dependencies (deptry)
 	$(RUN) ruff check .
 	$(RUN) ruff format --check .
 	$(RUN) lint-imports
+	@for project in $(wildcard libs/*/pyproject.toml services/*/pyproject.toml cli/pyproject.toml); do \
+	  member=$$(dirname $$project); \
+	  out=$$($(RUN) deptry $$member/src --config $$project --no-ansi 2>&1) || { \
+	    printf '%s\n' "$$out" | grep -E 'DEP[0-9]'; \
+	    echo "lint: $$member's pyproject.toml must declare every package its src imports, and nothing else" >&2; exit 1; }; \
+	done; echo "deptry: every workspace member declares exactly what it imports"
 
 # bench/ is a folder of scripts, not a package: MYPYPATH=bench lets them import one another.
 typecheck: install ## mypy --strict over every package, the tests and the bench scripts
