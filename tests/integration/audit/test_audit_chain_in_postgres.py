@@ -184,10 +184,14 @@ class RollbackError(Exception):
             "reordered",
         ),
         (
-            # Delete a row and renumber the rest to close the gap: the links give it away.
+            # Delete a row and renumber the rest to close the gap: the links give it away. The
+            # renumbering goes through negative values, so no row ever takes a (tenant, seq) that
+            # another still holds, whatever order Postgres visits them in (one `seq = seq - 1`
+            # collides on the primary key when it meets seq 4 before seq 3).
             [
                 "DELETE FROM mnemo.audit_log WHERE seq = 2",
-                "UPDATE mnemo.audit_log SET seq = seq - 1 WHERE seq > 2",
+                "UPDATE mnemo.audit_log SET seq = -(seq - 1) WHERE seq > 2",
+                "UPDATE mnemo.audit_log SET seq = -seq WHERE seq < 0",
             ],
             2,
             "reordered",
