@@ -119,6 +119,10 @@ class QueryAudited(Message):
     principal: str
     trace_id: str | None
     revision: int | None = None
+    client: ClientClaim | None = None
+    """The caller's end-client (its token's `client` claim) when it was confined to one; None for a
+    tenant-wide caller. The audit API shows a client-confined token only rows whose `client` equals
+    its own claim."""
 
 
 class PersistAudited(Message):

@@ -50,8 +50,9 @@ WHERE axon_tenant = $1 AND seq > $2
   AND ($4::text IS NULL OR kind = $4 OR payload->>'action' = $4)
   AND ($5::timestamptz IS NULL OR occurred_at >= $5)
   AND ($6::timestamptz IS NULL OR occurred_at < $6)
+  AND ($7::jsonb IS NULL OR payload->'client' = $7::jsonb)
 ORDER BY seq
-LIMIT $7
+LIMIT $8
 """
 
 _TENANT_EXISTS = "SELECT EXISTS (SELECT FROM mnemo.tenants WHERE tenant_id = $1)"
@@ -78,6 +79,9 @@ class AuditFilter:
     """Matches the row's kind (`query`, `persist`) or its action (`corpus:<name>:query`)."""
     since: datetime | None = None
     until: datetime | None = None
+    client: Mapping[str, str] | None = None
+    """Only rows whose payload's `client` object equals this one (JSON equality, so exact: key
+    order aside, every key and value must match); a row with no `client` never matches."""
 
 
 def row_from_record(record: Mapping[str, Any]) -> ChainRow:
@@ -189,7 +193,15 @@ class AuditLog:
         async with self._pool.acquire() as connection, connection.transaction(readonly=True):
             await connection.execute(_SET_TENANT, str(tenant))
             records = await connection.fetch(
-                _PAGE, tenant, after_seq, f.corpus, f.event_type, f.since, f.until, limit
+                _PAGE,
+                tenant,
+                after_seq,
+                f.corpus,
+                f.event_type,
+                f.since,
+                f.until,
+                None if f.client is None else json.dumps(dict(f.client)),
+                limit,
             )
         return [row_from_record(record) for record in records]
 

@@ -22,6 +22,8 @@ class AuditAppender(Protocol):
 
 
 class AuditReader(Protocol):
+    async def tenant_exists(self, tenant: uuid.UUID) -> bool: ...
+
     async def page(
         self,
         tenant: uuid.UUID,

@@ -578,6 +578,8 @@ class Navigator:
                 principal=_storable(caller.name),
                 trace_id=caller.trace_id,
                 revision=revision,
+                client={_storable(k): _storable(v) for k, v in caller.principal.client.items()}
+                or None,
             )
         )
         envelope = new_envelope(
