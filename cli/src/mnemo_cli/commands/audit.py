@@ -21,6 +21,7 @@ from typing import Any
 import asyncpg
 from mnemo_store.audit_chain import ChainReport, ChainRow
 from mnemo_store.audit_log import AuditLog
+from mnemo_store.shown_text import shown_text
 
 from mnemo_cli.errors import CliError
 
@@ -123,9 +124,12 @@ def trace_id(traceparent: str | None) -> str | None:
 
 
 def _row_text(row: ChainRow) -> str:
+    """One line per row. Its text (action, producer, principal with client, trace) is callers', so
+    the line is escaped (`mnemo_store.shown_text`): a newline in a token's `sub` cannot forge a
+    row, an ANSI escape cannot colour the terminal."""
     action = row.payload.get("action", row.kind)
     trace = trace_id(row.trace)
-    return (
+    return shown_text(
         f"{row.seq:>8}  {row.occurred_at.isoformat()}  {action}  producer={row.producer}"
         f"  event={row.event_id}  hash={row.hash.hex()[:16]}"
         + (f"  by={row.payload['principal']}" if row.payload.get("principal") else "")
@@ -166,7 +170,7 @@ def run_verify(args: argparse.Namespace) -> int:
     else:
         b = report.broken
         print(
-            f"audit chain of tenant {tenant} is BROKEN at seq {b.seq} ({b.problem}): {b.detail};"
+            f"audit chain of tenant {tenant} is BROKEN at seq {b.seq} ({b.problem}): {shown_text(b.detail)};"
             f" rows 1..{report.head_seq} verify",
             file=sys.stderr,
         )

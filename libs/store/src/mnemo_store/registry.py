@@ -34,6 +34,7 @@ from mnemo_store.errors import (
     InvalidTenantNameError,
     UnknownCorpusError,
 )
+from mnemo_store.shown_text import shown_text
 
 TENANT_NAME_PATTERN: Final = "[a-z0-9][a-z0-9_-]{0,62}"
 TENANT_NAME_RULE: Final = (
@@ -117,7 +118,8 @@ def shown_name(name: str, limit: int = 80) -> str:
     at `limit` characters, so a stored name can never forge a line of output."""
     if is_tenant_name(name):
         return f"'{name}'"
-    return ascii(name[:limit]) + ("..." if len(name) > limit else "")
+    shown = shown_text(name[:limit], ascii_only=True).replace("'", "\\'")
+    return f"'{shown}'" + ("..." if len(name) > limit else "")
 
 
 async def create_tenant(connection: asyncpg.Connection, name: str) -> Tenant:
