@@ -80,11 +80,14 @@ lint: install ## ruff check, ruff format --check, import-linter contracts, decla
 typecheck: install ## mypy --strict over every package, the tests and the bench scripts
 	MYPYPATH=bench $(RUN) mypy libs/*/src services/*/src cli/src tests bench
 
-test: up ops ## start what the tests need (stack, services, Jaeger, Prometheus), then every tier (unit, integration, e2e, ops)
+test: up ops tools ## start what the tests need (stack, services, Jaeger, Prometheus, helm, promtool), then every tier (unit, integration, e2e, ops)
 	$(PYTEST) -m unit -q
 	$(PYTEST) -m integration -q
 	$(PYTEST) -m e2e -q
 	$(PYTEST) -m ops -q
+
+tools: ## build helm (from its Go module) and install promtool (Debian's prometheus) once; the unit tests run them
+	@bash deploy/local/tools.sh all
 
 helm-check: install ## helm lint, render (default + production-like values), validate offline, promtool rule tests
 	@bash deploy/local/helm-check.sh
@@ -100,4 +103,4 @@ run: up ## bring up the stack and show what it can do so far
 bench: up ## run the benchmarks under bench/ (prints tables, writes bench/results/*.json)
 	@for b in bench/*_bench.py; do echo "== $$b"; $(RUN) python $$b || exit 1; done
 
-.PHONY: ops ops-test helm-check test-chaos
+.PHONY: ops ops-test tools helm-check test-chaos

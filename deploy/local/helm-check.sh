@@ -2,20 +2,18 @@
 # `make helm-check`: lint the Helm chart, render it with the default and the production-like values,
 # validate every rendered manifest against the Kubernetes schemas offline (kubernetes-validate,
 # strict, the oldest and newest Kubernetes the chart supports), and run the alert rules' promtool
-# tests. helm is built once from its Go module (deploy/local/gotool.sh) and cached under .local/.
+# tests. helm and promtool come from tools.sh (built or installed once, then cached).
 set -euo pipefail
 here="$(dirname "${BASH_SOURCE[0]}")"
 source "$here/common.sh"
 
-HELM_VERSION="${MNEMO_HELM_VERSION:-v4.3.2}"
 CHART="$MNEMO_ROOT/helm/mnemo"
 OUT="$MNEMO_LOCAL/helm-render"
 # The chart's kubeVersion floor and the newest schemas kubernetes-validate ships.
 KUBE_VERSIONS="${MNEMO_KUBE_VERSIONS:-1.27.0 1.37.0}"
 UV="${UV:-$MNEMO_LOCAL/tools/bin/uv}"
 
-helm="$("$here/gotool.sh" helm helm.sh/helm/v4/cmd/helm "$HELM_VERSION" \
-    "-X helm.sh/helm/v4/internal/version.version=$HELM_VERSION")"
+helm="$(bash "$here/tools.sh" helm)"
 # helm says it follows the files/axon link to deploy/axon; that is intended, so not repeated here.
 quiet() { grep -v 'found symbolic link in path' || true; }
 

@@ -2,7 +2,7 @@
 read-only root filesystem with probes, resources and the environment its settings class reads;
 the set-up hook runs before anything else; scaling, budgets and policies select real pods.
 
-Rendering needs helm (built once by `make helm-check`, which runs before the tests in `make check`).
+Rendering needs helm: `make tools` builds it once (deploy/local/tools.sh), and `make test` runs it first.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def helm() -> str:
         return str(HELM)
     found = shutil.which("helm")
     if found is None:
-        pytest.skip("helm is missing: `make helm-check` builds it into .local/gotools")
+        pytest.skip("helm is missing: `make tools` (run by `make test`) builds it into .local/gotools")
     return found
 
 

@@ -35,7 +35,7 @@ PROMQL_WORDS = {
 def promtool() -> str:
     found = shutil.which("promtool")
     if found is None:
-        pytest.skip("promtool is missing: `make ops` or `make helm-check` installs Prometheus")
+        pytest.skip("promtool is missing: `make tools` (run by `make test`) installs Prometheus")
     return found
 
 
@@ -113,7 +113,7 @@ def test_the_dashboards_show_what_operators_asked_for() -> None:
         "histogram_quantile(0.99, sum by (le, corpus) (rate(mnemo_navigate_duration_seconds_bucket",
         'mnemo_graph_cache_requests_total{corpus=~"$corpus", result="hit"}',
         "mnemo_consumer_lag",
-        "mnemo_audit_chain_length",
+        "mnemo_audit_rows_appended_total",
     ):
         assert needed in everything, needed
 
