@@ -41,6 +41,7 @@ from mnemo_store.identifiers import store_table
 from tests.chaos.summary import DIRECTORY as SUMMARY_DIRECTORY
 from tests.chaos.summary import Row, Summary, table
 from tests.declarations import memory_corpus
+from tests.waiting import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
 PG_PORT = int(os.environ.get("MNEMO_PG_PORT", "25432"))
@@ -148,12 +149,17 @@ class Service:
             return None
 
     async def ready(self, wait: float = 90) -> None:
-        deadline = time.monotonic() + wait
-        while await self.readiness() != 200:
+        async def answers_ready() -> bool:
             assert self.process is not None
             assert self.process.poll() is None, self.tail()
-            assert time.monotonic() < deadline, f"{self.module} never ready: {self.tail()}"
-            await asyncio.sleep(0.2)
+            return await self.readiness() == 200
+
+        await eventually(
+            answers_ready,
+            within=wait,
+            every=0.2,
+            what=lambda: f"{self.module} never ready: {self.tail()}",
+        )
 
     def cpu_seconds(self) -> float:
         """User + system CPU time the process has used so far (Linux)."""
@@ -405,12 +411,15 @@ class World:
         return int(await self.scalar(tenant, f"SELECT count(*) FROM {table} WHERE {where}"))
 
     async def until(self, predicate: Any, wait: float, every: float = 0.2) -> None:
-        deadline = time.monotonic() + wait
-        while not await predicate():
-            assert time.monotonic() < deadline, "condition not reached in time: " + "; ".join(
-                f"{s.module}: {s.tail()[-800:]}" for s in self.services
-            )
-            await asyncio.sleep(every)
+        await eventually(
+            predicate,
+            within=wait,
+            every=every,
+            what=lambda: (
+                "condition not reached in time: "
+                + "; ".join(f"{s.module}: {s.tail()[-800:]}" for s in self.services)
+            ),
+        )
 
 
 async def make_world(

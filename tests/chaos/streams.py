@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
@@ -14,6 +12,7 @@ from mnemo_store.audit_log import AuditLog
 
 from tests.chaos.conftest import World, doc
 from tests.chaos.summary import Row, Summary
+from tests.waiting import eventually
 
 
 def word(n: int) -> str:
@@ -138,11 +137,11 @@ async def _settled(stream: Stream, minimum: int, wait: float = 240) -> None:
     record of their topics and the outbox is empty, twice in a row (the classifier's last edges
     go back to ingest), with at least `minimum` edge rows."""
     world = stream.world
-    deadline = time.monotonic() + wait
     quiet = 0
     state: dict[str, int] = {}
-    while quiet < 2:
-        assert time.monotonic() < deadline, f"never caught up: {state}"
+
+    async def caught_up_twice() -> bool:
+        nonlocal quiet, state
         state = {
             "ingest_lag": await world.lag(f"chaos.ingest.{world.suffix}", world.topic("persist")),
             "classifier_lag": await world.lag(
@@ -158,7 +157,11 @@ async def _settled(stream: Stream, minimum: int, wait: float = 240) -> None:
         }
         backlog = state["ingest_lag"] + state["classifier_lag"] + state["outbox"]
         quiet = quiet + 1 if backlog == 0 and state["edge_rows"] >= minimum else 0
-        await asyncio.sleep(1)
+        return quiet >= 2
+
+    await eventually(
+        caught_up_twice, within=wait, every=1, what=lambda: f"never caught up: {state}"
+    )
 
 
 def _envelope(value: bytes) -> Any:
@@ -203,17 +206,24 @@ async def assert_audited_once(stream: Stream, wait: float = 120) -> dict[str, in
     world = stream.world
     tenant = world.tenants[0]
     sent = {str(_envelope(value).event_id) for _, value in stream.records}
-    deadline = time.monotonic() + wait
+    named: Counter[str] = Counter()
+    rows = 0
     async with await AuditLog.connect(world.stack.url("audit"), max_size=1) as log:
-        while True:
-            named: Counter[str] = Counter()
-            rows = 0
+
+        async def all_named() -> bool:
+            nonlocal named, rows
+            named, rows = Counter(), 0
             async for row in log.rows(tenant):
                 rows += 1
                 named.update(str(i) for i in row.payload.get("source_event_ids", ()))
-            if set(sent) <= set(named) or time.monotonic() > deadline:
-                break
-            await asyncio.sleep(1)
+            return set(sent) <= set(named)
+
+        await eventually(
+            all_named,
+            within=wait,
+            every=1,
+            what=lambda: f"{len(set(sent) - set(named))} of {len(sent)} events never audited",
+        )
         report = await log.verify(tenant)
     lost = len(sent - set(named))
     duplicated = sum(n - 1 for n in named.values() if n > 1)

@@ -3,7 +3,6 @@ with service processes of the test's own."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 import uuid
@@ -15,6 +14,7 @@ from mnemo_events.dead_letters import REASON
 from tests.chaos.conftest import World, doc
 from tests.chaos.streams import Stream, assert_audited_once, assert_exactly_once, record_row
 from tests.chaos.summary import Summary
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.timeout(420)
 
@@ -203,7 +203,6 @@ async def test_a_missing_grant_holds_the_stream_with_readiness_false_and_dead_le
     misconfigured.env["MNEMO_INGEST_DATABASE_URL"] = world.stack.url("relay")
     misconfigured.start()
     stream = Stream(world, 50, links=1)
-    deadline = time.monotonic() + 90
     await world.produce(stream.records)
 
     async def readiness() -> tuple[int, str]:
@@ -214,13 +213,22 @@ async def test_a_missing_grant_holds_the_stream_with_readiness_false_and_dead_le
         except httpx.HTTPError:
             return 0, ""  # not listening yet
 
-    while "InsufficientPrivilegeError" not in (await readiness())[1]:
-        assert time.monotonic() < deadline, misconfigured.tail()
-        await asyncio.sleep(0.2)
-    for _ in range(10):  # retry rounds: not ready all along, nothing written or dead-lettered
+    async def refused() -> bool:
+        return "InsufficientPrivilegeError" in (await readiness())[1]
+
+    await eventually(refused, within=90, every=0.2, what=misconfigured.tail)
+
+    def retries() -> int:  # ingest logs one line per retry round of a transient failure
+        return misconfigured.log.read_text(errors="replace").count("transient failure")
+
+    seen = retries()
+
+    async def three_more_retry_rounds() -> bool:  # not ready all along
         status, body = await readiness()
         assert (status, "InsufficientPrivilegeError" in body) == (503, True), body
-        await asyncio.sleep(0.3)
+        return retries() >= seen + 3
+
+    await eventually(three_more_retry_rounds, within=60, every=0.2, what=misconfigured.tail)
     assert await stream.landed() == 0
     assert misconfigured.process is not None
     assert misconfigured.process.poll() is None

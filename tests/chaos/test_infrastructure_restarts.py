@@ -4,7 +4,6 @@ event lands exactly once. On a private Kafka and Postgres: the shared stack is n
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 from tests.chaos.conftest import Service, Stack, World, make_world, remove_world
 from tests.chaos.streams import Stream, assert_exactly_once, record_row
 from tests.chaos.summary import Summary
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -30,11 +30,13 @@ async def private_world(private_stack: Stack, tmp_path: Path) -> AsyncIterator[W
 async def _readiness_becomes(service: Service, ready: bool, wait: float) -> float:
     """Seconds until /readyz answers 200 (ready) or anything else (not ready)."""
     started = time.monotonic()
-    while (await service.readiness() == 200) != ready:
+
+    async def became() -> bool:
         assert service.process is not None
         assert service.process.poll() is None, f"the service exited: {service.tail()}"
-        assert time.monotonic() - started < wait, f"readiness never became {ready}"
-        await asyncio.sleep(0.2)
+        return (await service.readiness() == 200) == ready
+
+    await eventually(became, within=wait, every=0.2, what=f"readiness never became {ready}")
     return time.monotonic() - started
 
 

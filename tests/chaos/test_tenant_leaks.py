@@ -307,6 +307,7 @@ async def test_twenty_tenants_writers_and_navigators_under_hostile_input_leak_no
                     key, value = world.record(tenant, store, values)
                     await producer.send(world.topic("persist"), value, key=key)
                     sent["write"] += 1
+            # Load shape, not synchronisation: a writer's pace of a few rows every 4-8 s.
             await asyncio.sleep(mine.uniform(4, 8))
 
     async def navigate(http: httpx.AsyncClient, me: random.Random, regular: bool) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import urllib.parse
 import urllib.request
 import uuid
@@ -20,6 +19,8 @@ import pytest
 import yaml
 from mnemo_telemetry import trace_view, tracing
 from mnemo_telemetry.errors import TelemetryError
+
+from tests.waiting import eventually_sync
 
 pytestmark = pytest.mark.ops
 
@@ -48,17 +49,18 @@ def test_a_span_exported_over_otlp_comes_back_from_jaegers_query_api() -> None:
     assert trace_id is not None
     assert configured.force_flush()
     configured.shutdown()
-    deadline = time.monotonic() + 15
-    while True:
+
+    def shown() -> list[str]:
         try:
-            lines = trace_view.show_trace(JAEGER, trace_id)
-            break
+            return trace_view.show_trace(JAEGER, trace_id)
         except trace_view.TraceNotFoundError:
-            if time.monotonic() > deadline:
-                pytest.fail(f"Jaeger did not return trace {trace_id} within 15 s")
-            time.sleep(0.3)
+            return []
         except TelemetryError as error:
             pytest.fail(str(error))
+
+    lines = eventually_sync(
+        shown, within=15, every=0.3, what=f"Jaeger did not return trace {trace_id}"
+    )
     assert lines[0].startswith(f"trace {trace_id}: 2 spans")
     assert f"mnemo-{service}: mnemo.navigate" in lines[1]
     assert "mnemo.hits.returned=1" in lines[1]
@@ -75,13 +77,22 @@ def test_prometheus_has_loaded_every_alert_rule_and_they_evaluate() -> None:
         for rule in group["rules"]
     }
     assert expected <= set(loaded)
-    deadline = time.monotonic() + 30
-    while any(loaded[name]["health"] == "unknown" for name in expected):
-        if time.monotonic() > deadline:
-            break
-        time.sleep(1)
+
+    def every_rule_evaluated() -> bool:
+        nonlocal loaded
         groups = get_json(f"{PROMETHEUS}/api/v1/rules")["data"]["groups"]
         loaded = {rule["name"]: rule for group in groups for rule in group["rules"]}
+        return all(loaded[name]["health"] != "unknown" for name in expected)
+
+    eventually_sync(
+        every_rule_evaluated,
+        within=30,
+        every=1,
+        what=lambda: (
+            "never evaluated: "
+            + ", ".join(name for name in expected if loaded[name]["health"] == "unknown")
+        ),
+    )
     for name in expected:
         assert loaded[name]["health"] == "ok", (name, loaded[name].get("lastError"))
 

@@ -10,7 +10,6 @@ through its file-based discovery (`.local/prometheus/targets/`, see deploy/local
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -18,7 +17,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.parse
 import urllib.request
 import uuid
@@ -44,6 +42,7 @@ from mnemo_telemetry import tracing
 from mnemo_telemetry.trace_view import SpanLine, spans_of
 
 from tests.declarations import memory_corpus
+from tests.waiting import eventually, eventually_sync
 
 pytestmark = pytest.mark.ops
 
@@ -142,22 +141,24 @@ def _start(name: str, module: str, env: dict[str, str], port: int, logs: Path) -
 
 
 async def _ready(service: Service, wait: float = 90) -> None:
-    deadline = time.monotonic() + wait
     async with httpx.AsyncClient() as client:
-        while True:
+
+        async def answers_ready() -> bool:
             assert service.process.poll() is None, (
                 f"{service.name} exited: {service.log.read_text()[-3000:]}"
             )
             try:
                 response = await client.get(f"http://127.0.0.1:{service.port}/readyz")
-                if response.status_code == 200:
-                    return
             except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, (
-                f"{service.name} never ready: {service.log.read_text()[-3000:]}"
-            )
-            await asyncio.sleep(0.3)
+                return False
+            return response.status_code == 200
+
+        await eventually(
+            answers_ready,
+            within=wait,
+            every=0.3,
+            what=lambda: f"{service.name} never ready: {service.log.read_text()[-3000:]}",
+        )
 
 
 def _stop(service: Service) -> None:
@@ -290,6 +291,29 @@ def producer_tracing() -> Iterator[tracing.Tracing]:
     configured.shutdown()
 
 
+async def _landed(pipeline: Pipeline, document: str, wait: float = 60) -> None:
+    """Wait until ingest has written `document` to the pipeline's documents store."""
+    table = store_table(f"Docs_{pipeline.suffix}")
+    connection = await asyncpg.connect(_env("MNEMO_OWNER_DATABASE_URL"))
+    try:
+
+        async def written() -> bool:
+            async with connection.transaction():
+                await connection.execute(
+                    "SELECT set_config('mnemo.tenant', $1, true)", str(pipeline.tenant)
+                )
+                found = await connection.fetchval(
+                    f"SELECT count(*) FROM {table} WHERE id::text = $1", document
+                )
+            return bool(found)
+
+        await eventually(
+            written, within=wait, every=0.1, what=f"ingest never wrote document {document}"
+        )
+    finally:
+        await connection.close()
+
+
 async def _stream(pipeline: Pipeline) -> str:
     """The demo stream: three memories as persist commands; returns the trace id of the last
     (the one that mentions an earlier memory, so the classifier proposes an edge for it)."""
@@ -299,6 +323,7 @@ async def _stream(pipeline: Pipeline) -> str:
     trace_id = ""
     try:
         for title, body in MEMORIES:
+            document = str(uuid.uuid4())
             with tracing.mnemo_span("demo.persist", tenant=str(pipeline.tenant)) as span:
                 await publish(
                     broker,
@@ -307,7 +332,7 @@ async def _stream(pipeline: Pipeline) -> str:
                         PersistRow(
                             store=f"Docs_{pipeline.suffix}",
                             values={
-                                "id": str(uuid.uuid4()),
+                                "id": document,
                                 "tenant_id": str(client),
                                 "title": title,
                                 "body": body,
@@ -319,7 +344,7 @@ async def _stream(pipeline: Pipeline) -> str:
                     ),
                 )
                 trace_id = span.trace_id or ""
-            await asyncio.sleep(1.0)  # each memory lands before the next mentions it
+            await _landed(pipeline, document)  # each memory lands before the next mentions it
         # One that can never be written: a dead letter for the dashboards.
         await broker.publish(
             b"{not json", topic=pipeline.persist_topic, key=str(pipeline.tenant).encode()
@@ -331,18 +356,24 @@ async def _stream(pipeline: Pipeline) -> str:
 
 def _trace(trace_id: str, complete: Any, wait: float = 90) -> list[SpanLine]:
     """The spans of `trace_id` once `complete(spans)` holds (Jaeger gets them in batches)."""
-    deadline = time.monotonic() + wait
     spans: list[SpanLine] = []
-    while time.monotonic() < deadline:
+
+    def fetched_complete() -> bool:
+        nonlocal spans
         try:
             with urllib.request.urlopen(f"{JAEGER}/api/traces/{trace_id}", timeout=5) as answer:
                 data = json.load(answer)["data"]
             spans = spans_of(data[0]) if data else []
         except urllib.error.HTTPError:
             spans = []
-        if complete(spans):
-            return spans
-        time.sleep(1)
+        return bool(complete(spans))
+
+    eventually_sync(
+        fetched_complete,
+        within=wait,
+        every=1,
+        what=lambda: f"trace {trace_id} still incomplete in Jaeger: {_names(spans)}",
+    )
     return spans
 
 
@@ -461,8 +492,8 @@ async def test_every_dashboard_and_alert_expression_returns_data_from_the_live_p
         assert answer.status_code == 200, answer.text
     pending = dict(_expressions())
     empty: dict[str, str] = {}
-    deadline = time.monotonic() + 120
-    while pending and time.monotonic() < deadline:
+
+    async def every_one_has_data() -> bool:
         for where, expression in list(pending.items()):
             query = urllib.parse.urlencode({"query": expression})
             answer = get_json(f"{PROMETHEUS}/api/v1/query?{query}")
@@ -471,6 +502,6 @@ async def test_every_dashboard_and_alert_expression_returns_data_from_the_live_p
                 del pending[where]
             else:
                 empty[where] = expression
-        if pending:
-            await asyncio.sleep(3)
-    assert not pending, {where: pending[where] for where in pending}
+        return not pending
+
+    await eventually(every_one_has_data, within=120, every=3, what=lambda: f"no data for {pending}")

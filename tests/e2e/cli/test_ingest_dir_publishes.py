@@ -4,11 +4,9 @@ stack's ingest writes them."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,6 +18,7 @@ from mnemo_store.applier import apply_deployment
 from mnemo_store.identifiers import store_table
 
 from tests.declarations import memory_corpus
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -111,7 +110,8 @@ async def test_ingest_dir_checks_tenant_and_corpus_then_publishes_what_ingest_wr
     sent = mnemo(*base, "--tenant", str(handbook.tenant), *stores)
     assert sent.returncode == 0, sent.stderr
     assert "sent 3, failed 0" in sent.stderr  # two documents and one wiki-link edge
-    deadline = time.monotonic() + 60
-    while (await handbook.count(handbook.docs), await handbook.count(handbook.edges)) != (2, 1):
-        assert time.monotonic() < deadline, "the stack's ingest never wrote the rows"
-        await asyncio.sleep(0.3)
+
+    async def written() -> bool:
+        return (await handbook.count(handbook.docs), await handbook.count(handbook.edges)) == (2, 1)
+
+    await eventually(written, within=60, every=0.3, what="the stack's ingest never wrote the rows")

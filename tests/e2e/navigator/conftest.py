@@ -10,7 +10,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from mnemo_store.applier import apply_deployment
 from mnemo_store.identifiers import store_table
 
 from tests.integration.navigator.conftest import DECLARATIONS, PINNED, navigator_dsn
+from tests.waiting import eventually_sync
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -153,16 +153,21 @@ def navigator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
+
+        def answers_ready() -> bool:
+            if process.poll() is not None:
+                pytest.fail(f"navigator exited:\n{log.read_text()[-3000:]}")
             try:
-                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                    break
+                return httpx.get(f"{url}/readyz", timeout=2).status_code == 200
             except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"navigator did not become ready:\n{log.read_text()[-3000:]}")
-            time.sleep(0.2)
+                return False
+
+        eventually_sync(
+            answers_ready,
+            within=60,
+            every=0.2,
+            what=lambda: f"navigator did not become ready:\n{log.read_text()[-3000:]}",
+        )
         yield Running(url, pinned, open_, tenant_a, tenant_b, log, requests_topic)
     finally:
         process.terminate()

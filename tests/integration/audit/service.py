@@ -7,7 +7,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +22,8 @@ from mnemo_events import (
     QueryAudited,
     new_envelope,
 )
+
+from tests.waiting import eventually_sync
 
 
 def free_port() -> int:
@@ -49,17 +50,22 @@ class AuditProcess:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "mnemo_audit"], env=self.env, stdout=log, stderr=log
         )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
+        process = self.process
+
+        def answers_ready() -> bool:
+            if process.poll() is not None:
                 raise RuntimeError(f"audit service exited: {self.log_path.read_text()[-2000:]}")
             try:
-                if httpx.get(f"{self.url}/readyz", timeout=1).status_code == 200:
-                    return
+                return httpx.get(f"{self.url}/readyz", timeout=1).status_code == 200
             except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        raise TimeoutError(f"audit service not ready: {self.log_path.read_text()[-2000:]}")
+                return False
+
+        eventually_sync(
+            answers_ready,
+            within=timeout,
+            every=0.2,
+            what=lambda: f"audit service not ready: {self.log_path.read_text()[-2000:]}",
+        )
 
     def kill(self) -> None:
         if self.process is not None and self.process.poll() is None:

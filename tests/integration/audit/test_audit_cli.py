@@ -81,11 +81,15 @@ async def test_tail_prints_new_rows_as_they_arrive_and_ctrl_c_exits_0(
         stderr=asyncio.subprocess.PIPE,
     )
     try:
-        await asyncio.sleep(0.5)
         sent = [event(n) for n in range(1, 4)]
-        await audit_log.append(tenant, sent)
         assert process.stdout is not None
-        lines = [json.loads(await asyncio.wait_for(process.stdout.readline(), 20)) for _ in sent]
+        # The first row's line says tail is running and following; the rest arrive after it.
+        await audit_log.append(tenant, sent[:1])
+        lines = [json.loads(await asyncio.wait_for(process.stdout.readline(), 20))]
+        await audit_log.append(tenant, sent[1:])
+        lines += [
+            json.loads(await asyncio.wait_for(process.stdout.readline(), 20)) for _ in sent[1:]
+        ]
         assert [line["seq"] for line in lines] == [2, 3, 4]
         assert [line["event_id"] for line in lines] == [str(e.event_id) for e in sent]
         process.send_signal(signal.SIGINT)

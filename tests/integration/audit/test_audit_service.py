@@ -3,7 +3,6 @@ HTTP API under bearer tokens, and a SIGKILL in the middle of 5,000 events."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 import uuid
@@ -26,6 +25,7 @@ from tests.integration.audit.service import (
     produce,
     query_event,
 )
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -49,14 +49,15 @@ def service(audit_dsn: str, kafka_bootstrap: str, tmp_path: Path) -> Iterator[Au
 
 
 async def wait_for_rows(log: AuditLog, expected: dict[uuid.UUID, int], within: float = 120) -> None:
-    deadline = time.monotonic() + within
-    while True:
-        counts = {t: (await log.verify(t)).rows for t in expected}
-        if counts == expected:
-            return
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"rows {counts}, expected {expected}")
-        await asyncio.sleep(0.3)
+    counts: dict[uuid.UUID, int] = {}
+
+    async def all_there() -> bool:
+        counts.update({t: (await log.verify(t)).rows for t in expected})
+        return counts == expected
+
+    await eventually(
+        all_there, within=within, every=0.3, what=lambda: f"rows {counts}, expected {expected}"
+    )
 
 
 async def dead_letters(
@@ -197,10 +198,11 @@ async def test_a_sigkill_in_the_middle_of_5000_events_loses_and_duplicates_nothi
     await ensure_topics(KafkaSettings(bootstrap=kafka_bootstrap, partitions=3), [service.topic])
     await produce(kafka_bootstrap, service.topic, events)
     service.start()
-    deadline = time.monotonic() + 120
-    while sum([(await audit_log.verify(t)).rows for t in tenants]) < 1500:
-        assert time.monotonic() < deadline, "the service appended too slowly"
-        await asyncio.sleep(0.05)
+
+    async def some_appended() -> bool:
+        return sum([(await audit_log.verify(t)).rows for t in tenants]) >= 1500
+
+    await eventually(some_appended, within=120, every=0.05, what="the service appended too slowly")
     service.kill()
     landed = sum([(await audit_log.verify(t)).rows for t in tenants])
     assert landed < 5000, "the kill came too late to test anything"

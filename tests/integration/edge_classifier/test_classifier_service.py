@@ -33,6 +33,7 @@ from mnemo_store.applier import apply_deployment
 from mnemo_store.identifiers import store_table
 
 from tests.declarations import memory_corpus
+from tests.waiting import eventually
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -161,18 +162,21 @@ async def classifier(
     process = _start(env, log)
     store = await Store.connect(app_dsn, min_size=1, max_size=2)
     try:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 60
         async with httpx.AsyncClient() as client:
-            while True:
+
+            async def answers_ready() -> bool:
                 assert process.poll() is None, f"classifier exited: {log.read_text()[-3000:]}"
                 try:
-                    if (await client.get(f"http://127.0.0.1:{port}/readyz")).status_code == 200:
-                        break
+                    return (await client.get(f"http://127.0.0.1:{port}/readyz")).status_code == 200
                 except httpx.HTTPError:
-                    pass
-                assert loop.time() < deadline, f"never ready: {log.read_text()[-3000:]}"
-                await asyncio.sleep(0.2)
+                    return False
+
+            await eventually(
+                answers_ready,
+                within=60,
+                every=0.2,
+                what=lambda: f"never ready: {log.read_text()[-3000:]}",
+            )
         yield Classifier(
             suffix, topic, persist_topic, corpus, tenant, kafka_bootstrap, store, process, log
         )

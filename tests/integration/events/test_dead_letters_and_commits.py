@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
@@ -23,6 +23,8 @@ from mnemo_events.errors import Rejected
 from mnemo_events.provisioning import ensure_topics
 from mnemo_events.settings import KafkaSettings
 from mnemo_events.topics import dead_letter_topic
+
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -92,12 +94,11 @@ async def _committed(bootstrap: str, topic: str, group: str) -> int | None:
         await consumer.stop()
 
 
-async def _until(predicate: object, wait: float = 30) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + wait
-    while not predicate():  # type: ignore[operator]
-        assert loop.time() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.05)
+async def _until(predicate: Callable[[], bool], wait: float = 30) -> None:
+    async def holds() -> bool:
+        return predicate()
+
+    await eventually(holds, within=wait, every=0.05, what="condition not reached in time")
 
 
 @pytest.mark.parametrize("batch", [False, True])
@@ -226,7 +227,6 @@ async def test_an_offset_commits_only_after_the_work_and_a_stop_mid_retry_loses_
                 await _until(lambda: seen.count("two") >= 3)
             else:
                 await _until(lambda: seen.count("two") >= 1 and seen[-1] == "two")
-                await _until(lambda: True)
         finally:
             stopping.set()
             await broker.stop()

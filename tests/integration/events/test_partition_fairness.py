@@ -67,7 +67,7 @@ async def test_a_tenant_on_a_quiet_partition_is_served_while_another_partition_h
             order.append(item.envelope.tenant)
         if order.count(quiet) == QUIET:
             done.set()
-        await asyncio.sleep(0.001 * len(items))  # some work per record
+        await asyncio.sleep(0.001 * len(items))  # simulated work per record, not synchronisation
         return []
 
     broker = create_broker(settings, client_id="test")

@@ -26,6 +26,8 @@ from mnemo_events.settings import KafkaSettings
 from mnemo_store.applier import apply_deployment
 from mnemo_store.identifiers import store_table
 
+from tests.waiting import eventually
+
 ROOT = Path(__file__).resolve().parents[3]
 
 DECLARATIONS = """
@@ -74,20 +76,23 @@ class IngestProcess:
         )
 
     async def ready(self, wait: float = 60) -> None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + wait
         async with httpx.AsyncClient() as client:
-            while True:
+
+            async def answers_ready() -> bool:
                 assert self.process is not None
                 assert self.process.poll() is None, f"ingest exited: {self.log.read_text()[-3000:]}"
                 try:
                     response = await client.get(f"http://127.0.0.1:{self.port}/readyz")
-                    if response.status_code == 200:
-                        return
                 except httpx.HTTPError:
-                    pass
-                assert loop.time() < deadline, f"ingest never ready: {self.log.read_text()[-3000:]}"
-                await asyncio.sleep(0.2)
+                    return False
+                return response.status_code == 200
+
+            await eventually(
+                answers_ready,
+                within=wait,
+                every=0.2,
+                what=lambda: f"ingest never ready: {self.log.read_text()[-3000:]}",
+            )
 
     def terminate(self) -> int | None:
         if self.process is None or self.process.poll() is not None:
@@ -250,8 +255,4 @@ def table(name: str) -> str:
 
 
 async def until(predicate: Any, wait: float = 60, every: float = 0.3) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + wait
-    while not await predicate():
-        assert loop.time() < deadline, "condition not reached in time"
-        await asyncio.sleep(every)
+    await eventually(predicate, within=wait, every=every, what="condition not reached in time")

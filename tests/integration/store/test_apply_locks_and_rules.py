@@ -16,6 +16,8 @@ from mnemo_store import LockTimeoutError
 from mnemo_store.applier import apply_deployment
 from mnemo_store.identifiers import store_table
 
+from tests.waiting import eventually
+
 URL = "http://navigator.example"
 
 
@@ -47,7 +49,19 @@ async def test_apply_gives_up_after_its_lock_timeout_naming_the_transaction_hold
         applying = asyncio.create_task(
             apply_deployment(owner, widened, gateway_base_url=URL, lock_timeout=0.5)
         )
-        await asyncio.sleep(0.2)  # apply is now queued for its AccessExclusiveLock
+
+        async def apply_is_queued() -> bool:
+            assert not applying.done(), "apply finished before it queued for its lock"
+            waiting = await reader.fetchval(
+                "SELECT count(*) FROM pg_locks WHERE relation = to_regclass($1)"
+                " AND mode = 'AccessExclusiveLock' AND NOT granted",
+                store_table(name),
+            )
+            return bool(waiting)
+
+        await eventually(
+            apply_is_queued, within=5, every=0.02, what="apply never queued for its lock"
+        )
         read_started = time.monotonic()
         await reader.fetchval(f"SELECT count(*) FROM {store_table(name)}")
         read_waited = time.monotonic() - read_started

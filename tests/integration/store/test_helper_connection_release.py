@@ -46,7 +46,7 @@ async def test_a_slow_reset_of_the_second_connection_does_not_fail_the_load(
         )
 
     async def slow_reset(connection: asyncpg.Connection) -> None:
-        await asyncio.sleep(0.2)  # a reset round trip on a busy database
+        await asyncio.sleep(0.2)  # injected fault: a slow reset round trip on a busy database
 
     pool = await asyncpg.create_pool(app_dsn, min_size=1, max_size=4, reset=slow_reset)
     async with Store(pool) as store:

@@ -44,7 +44,7 @@ async def test_eight_workers_writing_twice_per_transaction_never_deadlock(
                     # Reinforcement's shape: two updates whose rows other workers take in the
                     # opposite order.
                     await tx.reinforce(corpus, [EdgeDelta(*first, "cite", 2.0**-14)])
-                    await asyncio.sleep(0.001)
+                    await asyncio.sleep(0.001)  # injected: let other workers interleave here
                     await tx.reinforce(corpus, [EdgeDelta(*second, "cite", 2.0**-14)])
                     # Ingest's shape: one more write in the same transaction.
                     await tx.insert_rows(

@@ -32,7 +32,8 @@ class PipelinedRecorder:
         self.queued.append(message)
 
         async def acknowledgement() -> None:
-            await asyncio.sleep(0.001 * (len(self.queued) % 3))  # out of order
+            # Injected latency, not synchronisation: acknowledgements come back out of order.
+            await asyncio.sleep(0.001 * (len(self.queued) % 3))
             if message.event_id in self.fail:
                 raise ConnectionError("broker refused the batch")
             self.acknowledged.append(message)

@@ -12,6 +12,8 @@ import asyncpg
 import pytest
 from mnemo_store import OutboxEvent, OutboxMessage, OutboxRelay, Store
 
+from tests.waiting import eventually
+
 
 class RecordingPublisher:
     """Publishes into a list; optionally fails (like a broker going away) after `fail_after`."""
@@ -23,7 +25,7 @@ class RecordingPublisher:
     async def publish(self, message: OutboxMessage) -> None:
         if self.fail_after is not None and len(self.published) >= self.fail_after:
             raise ConnectionError("broker went away")
-        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # a real publisher awaits: let other tasks run, as a broker would
         self.published.append(message)
 
 
@@ -131,10 +133,11 @@ async def test_the_relay_loop_stops_when_asked(
     task = asyncio.create_task(
         OutboxRelay(relay_pool, publisher, tenants=[tenant], idle_seconds=0.01).run(stop)
     )
-    for _ in range(200):
-        if publisher.published:
-            break
-        await asyncio.sleep(0.01)
+
+    async def published() -> bool:
+        return bool(publisher.published)
+
+    await eventually(published, within=10, every=0.01, what="the relay published nothing")
     stop.set()
     await asyncio.wait_for(task, 5)
     assert [json.loads(m.payload) for m in publisher.published] == [{"a": 1}]

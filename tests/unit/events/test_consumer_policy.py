@@ -74,7 +74,7 @@ async def test_a_missing_grant_is_retried_reported_by_readiness_and_never_dead_l
     seen_while_failing: list[str | None] = []
 
     async def watch() -> None:
-        while not recorder.handled:
+        while not recorder.handled:  # sample readiness between the handler's failed attempts
             seen_while_failing.append(await ready())
             await asyncio.sleep(0.001)
 
