@@ -12,6 +12,8 @@ RUN := $(UV) run --frozen
 export MNEMO_PG_PORT ?= 25432
 export MNEMO_KAFKA_PORT ?= 29092
 export MNEMO_KAFKA_CONTROLLER_PORT ?= 29093
+# The legacy shared application role: tests and benchmarks only, no service connects as it (each
+# service has its own role below).
 export MNEMO_DATABASE_URL ?= postgresql://mnemo_app:mnemo_app@127.0.0.1:$(MNEMO_PG_PORT)/mnemo
 export MNEMO_OWNER_DATABASE_URL ?= postgresql://mnemo_owner:mnemo_owner@127.0.0.1:$(MNEMO_PG_PORT)/mnemo
 export MNEMO_RELAY_DATABASE_URL ?= postgresql://mnemo_relay:mnemo_relay@127.0.0.1:$(MNEMO_PG_PORT)/mnemo

@@ -246,3 +246,35 @@ corpus Slugs from axonstore {
     for column in (FULLTEXT, fulltext_column("slug", None)):
         assert f'"{column}" tsvector GENERATED ALWAYS' in sql
         assert f'USING gin ("axon_tenant", "{column}")' in sql
+
+
+def test_the_navigator_may_update_only_the_weight_column_of_a_new_relations_store() -> None:
+    plan = plan_stores(deployment(), Catalog())
+    grants = [step.sql for step in plan.steps if "mnemo_navigator" in step.sql]
+    assert grants == ['GRANT UPDATE ("weight") ON "axon_stores"."Edges" TO mnemo_navigator']
+
+
+def test_an_existing_relations_store_gets_the_weight_grant_only_when_it_is_missing() -> None:
+    edges = existing_docs(
+        name="Edges",
+        columns=(
+            ExistingColumn("axon_tenant", "uuid", True),
+            ExistingColumn("axon_row_id", "bigint", True),
+            ExistingColumn("from_id", "uuid", False),
+            ExistingColumn("to_id", "uuid", False),
+            ExistingColumn("etype", "text", False),
+            ExistingColumn("weight", "double precision", False),
+            ExistingColumn("axon_changed", "xid8", True),
+        ),
+        primary_key=("axon_tenant", "axon_row_id"),
+        unique=frozenset(),
+        indexes=frozenset({"Edges__edge_from_idx", "Edges__edge_to_idx", "Edges__changed_idx"}),
+    )
+    catalog = {"Docs": existing_docs()}
+    missing = plan_stores(deployment(), Catalog({**catalog, "Edges": edges}))
+    assert [step.sql for step in missing.steps if "Edges" in step.sql] == [
+        'GRANT UPDATE ("weight") ON "axon_stores"."Edges" TO mnemo_navigator'
+    ]
+    granted = dataclasses.replace(edges, navigator_updates=frozenset({"weight"}))
+    present = plan_stores(deployment(), Catalog({**catalog, "Edges": granted}))
+    assert [step.sql for step in present.steps if "Edges" in step.sql] == []

@@ -6,6 +6,7 @@ import asyncpg
 
 from mnemo_store.ddl import (
     CHANGE_TRIGGER,
+    NAVIGATOR_ROLE,
     RESET_TRIGGER,
     REVISION_TRIGGER,
     Catalog,
@@ -35,6 +36,12 @@ SELECT con.conrelid, con.contype::text AS kind,
              ORDER BY k.ord) AS columns
 FROM pg_constraint con WHERE con.conrelid = ANY($1::oid[]) AND con.contype IN ('p', 'u')
 """
+# The columns role $2 may update (none when the role does not exist).
+_UPDATABLE = """
+SELECT a.attrelid, a.attname FROM pg_attribute a JOIN pg_roles r ON r.rolname = $2
+WHERE a.attrelid = ANY($1::oid[]) AND a.attnum > 0 AND NOT a.attisdropped
+  AND has_column_privilege(r.oid, a.attrelid, a.attname, 'UPDATE')
+"""
 _INDEXES = """
 SELECT i.indrelid, ic.relname FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
 WHERE i.indrelid = ANY($1::oid[])
@@ -42,7 +49,8 @@ WHERE i.indrelid = ANY($1::oid[])
 
 
 async def read_catalog(connection: asyncpg.Connection) -> Catalog:
-    """Every table of `axon_stores` with its columns, keys, indexes, RLS state and revision trigger."""
+    """Every table of `axon_stores` with its columns, keys, indexes, RLS state, triggers and the
+    columns the navigator role may update."""
     tables = await connection.fetch(
         _TABLES, STORE_SCHEMA, REVISION_TRIGGER, CHANGE_TRIGGER, RESET_TRIGGER
     )
@@ -62,6 +70,9 @@ async def read_catalog(connection: asyncpg.Connection) -> Catalog:
     indexes: dict[int, set[str]] = {oid: set() for oid in oids}
     for row in await connection.fetch(_INDEXES, oids):
         indexes[row["indrelid"]].add(row["relname"])
+    updatable: dict[int, set[str]] = {oid: set() for oid in oids}
+    for row in await connection.fetch(_UPDATABLE, oids, NAVIGATOR_ROLE):
+        updatable[row["attrelid"]].add(row["attname"])
     stores = {}
     for row in tables:
         oid = row["oid"]
@@ -78,6 +89,7 @@ async def read_catalog(connection: asyncpg.Connection) -> Catalog:
             revision_corpora=_arguments(args),
             has_change_trigger=row["has_change"],
             reset_corpora=_arguments(row["reset_args"]),
+            navigator_updates=frozenset(updatable[oid]),
         )
     return Catalog(stores)
 

@@ -2,10 +2,12 @@
 
 Each `axonstore` is one table `axon_stores."<Name>"` with a hidden `axon_tenant uuid NOT NULL`
 leading its primary key, unique constraints and indexes; row-level security enabled and forced
-(`mnemo.enable_tenant_rls`); SELECT, INSERT and UPDATE for the application role (no DELETE: nothing
-in Mnemo deletes store rows). A store read by a store corpus also gets the indexes that corpus
+(`mnemo.enable_tenant_rls`); SELECT, INSERT and UPDATE for the legacy application role (no DELETE:
+nothing in Mnemo deletes store rows; the service roles' table grants are the owner's default
+privileges, migration 0004). A store read by a store corpus also gets the indexes that corpus
 needs (document id; full text; edge endpoints) and a statement trigger that bumps the graph
-revision of every corpus reading it.
+revision of every corpus reading it. A relations store lets the navigator role update its weight
+column and no other (reinforcement is all the navigator writes; migration 0010).
 
 Full text is a hidden stored column, `axon_fulltext_<digest>` (`fulltext_column`: one per title and
 body mapping of the corpora reading the store as documents), generated as the tsvector of title and
@@ -55,6 +57,7 @@ from mnemo_store.identifiers import (
 )
 
 APP_ROLE: Final = "mnemo_app"
+NAVIGATOR_ROLE: Final = "mnemo_navigator"
 REVISION_TRIGGER: Final = "axon_graph_revision"
 CHANGE_COLUMN: Final = "axon_changed"
 CHANGE_TRIGGER: Final = "axon_row_change"
@@ -90,6 +93,7 @@ class ExistingStore:
     revision_corpora: tuple[str, ...] | None = None  # trigger arguments; None: no trigger
     has_change_trigger: bool = True
     reset_corpora: tuple[str, ...] | None = None  # the reset trigger's arguments; None: none
+    navigator_updates: frozenset[str] = frozenset()  # columns the navigator role may update
 
     def column(self, name: str) -> ExistingColumn | None:
         return next((column for column in self.columns if column.name == name), None)
@@ -156,11 +160,40 @@ def plan_stores(
         corpora = readers.get(store.name, ())
         identity = identity_columns(deployment, store)
         fulltext = _fulltext_mappings(deployment, store)
+        weights = weight_columns(deployment, store)
         if existing is None:
             steps += _create(store, indexes, corpora, identity, fulltext)
+            steps += _weight_grant_steps(store, weights)
             continue
         steps += _extend(store, existing, indexes, corpora, refused, identity, fulltext)
+        new_weights = [name for name in weights if name not in existing.navigator_updates]
+        steps += _weight_grant_steps(store, new_weights)
     return StorePlan(tuple(steps), tuple(refused))
+
+
+def weight_columns(deployment: Deployment, store: StoreDecl) -> list[str]:
+    """The weight columns of the store corpora reading `store` as their relations, sorted, each
+    once: the only columns reinforcement (the navigator) updates."""
+    found = {
+        corpus.relations_store.weight_column
+        for corpus in deployment.corpora
+        if corpus.kind is CorpusKind.STORE_GRAPH
+        and corpus.relations_store is not None
+        and corpus.relations_store.store == store.name
+    }
+    return sorted(found)
+
+
+def _weight_grant_steps(store: StoreDecl, weights: Sequence[str]) -> list[PlanStep]:
+    if not weights:
+        return []
+    return [
+        PlanStep(
+            f"let the navigator update the edge weights of {store.name} ({', '.join(weights)})"
+            " and no other column",
+            f"GRANT UPDATE ({', '.join(quote(name) for name in weights)}) ON {store_table(store.name)} TO {NAVIGATOR_ROLE}",
+        )
+    ]
 
 
 def fulltext_expression(title_column: str, body_column: str | None, alias: str = "") -> str:
