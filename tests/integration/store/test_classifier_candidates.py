@@ -12,7 +12,9 @@ import asyncpg
 import pytest
 from mnemo_mdn.edge_classification import TextDocument, document_keys
 from mnemo_store import Scope, Store
-from mnemo_store.candidates import find_candidates, key_frequencies
+from mnemo_store.candidates import CandidateDocument
+from mnemo_store.store_corpus import StoreCorpus
+from mnemo_store.unit_of_work import TenantTransaction
 
 
 def _classifier_dsn(app_dsn: str) -> str:
@@ -32,6 +34,32 @@ async def classifier_store(app_dsn: str) -> AsyncIterator[Store]:
 
 def _scope(client: uuid.UUID) -> Scope:
     return Scope("tenant_id == '${tenant_id}'", {"tenant_id": str(client)})
+
+
+async def _read(
+    tx: TenantTransaction,
+    corpus: StoreCorpus,
+    document_id: str,
+    *,
+    names: list[str] | None = None,
+    keys: list[str] | None = None,
+    cited: list[str] | None = None,
+    titles: list[str] | None = None,
+    scope: Scope | None = None,
+) -> tuple[list[CandidateDocument], dict[str, int]]:
+    """The classifier's one read, with every name evidence however many documents hold it."""
+    names = names or []
+    return await tx.neighbourhood(
+        corpus,
+        document_id,
+        keys=sorted({*names, *(keys or [])}),
+        names=names,
+        max_holders=1_000_000,
+        cited=cited or [],
+        titles=titles or [],
+        limit=100,
+        scope=scope,
+    )
 
 
 async def test_candidates_come_only_from_the_documents_tenant_and_scope(
@@ -61,11 +89,15 @@ async def test_candidates_come_only_from_the_documents_tenant_and_scope(
             )
     new_id = str(uuid.uuid4())
     async with classifier_store.tenant(tenant, read_only=True) as tx:
-        found = await find_candidates(tx, corpus, new_id, ["Hilda Hilst"], 50, _scope(client))
-        counts = await key_frequencies(
-            tx, corpus, ["hilda hilst", "campinas", "lisbon"], _scope(client)
+        found, counts = await _read(
+            tx,
+            corpus,
+            new_id,
+            names=["hilda hilst"],
+            keys=["campinas", "lisbon"],
+            scope=_scope(client),
         )
-        whole_tenant = await key_frequencies(tx, corpus, ["hilda hilst"])
+        _, whole_tenant = await _read(tx, corpus, new_id, keys=["hilda hilst"])
     assert len(found) == 3
     assert all(" mine " in document.title for document in found)
     assert counts == {"hilda hilst": 3, "campinas": 3, "lisbon": 0}
@@ -83,7 +115,10 @@ async def test_the_new_document_is_never_its_own_candidate(
             [{"id": doc, "tenant_id": client, "title": "Zanzibar", "body": "Islands."}],
         )
     async with classifier_store.tenant(tenant, read_only=True) as tx:
-        assert await find_candidates(tx, corpus, str(doc), ["Zanzibar"], 10, _scope(client)) == []
+        found, _ = await _read(
+            tx, corpus, str(doc), names=["zanzibar"], titles=["zanzibar"], scope=_scope(client)
+        )
+    assert found == []
 
 
 async def test_the_classifier_role_reads_stores_but_may_not_write_them(
@@ -99,19 +134,19 @@ async def test_the_classifier_role_reads_stores_but_may_not_write_them(
             )
 
 
-async def test_hostile_words_reach_the_full_text_query_only_as_tokens(
+async def test_hostile_words_are_only_phrases_to_look_for(
     classifier_store: Store, declare: Any, new_tenant: Any
 ) -> None:
     corpus = (await declare()).corpus
     tenant = await new_tenant()
-    words = ["') | !x & (", "foo:*", "a<->b", "'; DROP TABLE x; --"]
+    words = ["') | !x & (", "foo:*", "a<->b", "'; DROP TABLE x; --", "foo:* <-> bar"]
     async with classifier_store.tenant(tenant, read_only=True) as tx:
-        assert await find_candidates(tx, corpus, "n", words, 10) == []
-        counts = await key_frequencies(tx, corpus, ["') | !x & (", "foo:* <-> bar"])
-    assert set(counts.values()) == {0}
+        found, counts = await _read(tx, corpus, "n", names=words, cited=words, titles=words)
+    assert found == []
+    assert counts == dict.fromkeys(words, 0)
 
 
-async def test_linked_candidates_are_the_documents_the_classifier_could_join_however_many_share_words(
+async def test_the_candidates_are_the_documents_the_classifier_could_join_however_many_share_words(
     store: Store, classifier_store: Store, declare: Any, new_tenant: Any
 ) -> None:
     corpus = (await declare()).corpus
@@ -142,18 +177,23 @@ async def test_linked_candidates_are_the_documents_the_classifier_could_join_how
         await tx.insert_rows(corpus.documents, rows)
     new_id = str(uuid.uuid4())
     async with classifier_store.tenant(tenant, read_only=True) as tx:
-        found = await tx.linked_candidates(
+        found, _ = await _read(
+            tx,
             corpus,
             new_id,
-            ["henry play", "kings battles", "nothing"],
-            ["blue moon rising", "raphael holinshed"],
-            100,
-            _scope(client),
+            titles=["henry play", "kings battles", "nothing"],
+            cited=["blue moon rising", "raphael holinshed"],
+            scope=_scope(client),
         )
-        other_scope = await tx.linked_candidates(
-            corpus, new_id, ["henry play"], ["raphael holinshed"], 100, _scope(uuid.uuid4())
+        other_scope, _ = await _read(
+            tx,
+            corpus,
+            new_id,
+            titles=["henry play"],
+            cited=["raphael holinshed"],
+            scope=_scope(uuid.uuid4()),
         )
-        nothing = await tx.linked_candidates(corpus, new_id, [], ["') | !x & ("], 100)
+        nothing, _ = await _read(tx, corpus, new_id, cited=["') | !x & ("])
     assert sorted(d.id for d in found) == sorted(str(k) for k in (cited, holder, rare))
     assert other_scope == []
     assert nothing == []
@@ -180,7 +220,7 @@ async def test_the_title_key_in_sql_is_the_classifiers_title_key(
         await tx.insert_rows(corpus.documents, rows)
     expected = {document_keys(TextDocument("d", t)).title_key for t in titles}
     async with classifier_store.tenant(tenant, read_only=True) as tx:
-        found = await tx.linked_candidates(corpus, "n", sorted(expected), [], 100)
+        found, _ = await _read(tx, corpus, "n", titles=sorted(expected))
     assert sorted(d.title for d in found) == sorted(titles)
 
 
@@ -205,7 +245,7 @@ async def test_the_alias_key_in_sql_is_the_classifiers_title_without_its_qualifi
     aliases = {document_keys(TextDocument("d", t)).alias_key for t in titles} - {""}
     assert "henry worrall" in aliases
     async with classifier_store.tenant(tenant, read_only=True) as tx:
-        found = await tx.linked_candidates(corpus, "n", sorted(aliases), [], 100)
+        found, _ = await _read(tx, corpus, "n", titles=sorted(aliases))
     with_alias = [t for t in titles if document_keys(TextDocument("d", t)).alias_key]
     assert sorted(d.title for d in found) == sorted(with_alias)
 

@@ -12,10 +12,11 @@ from mnemo_axon.compiler import load_deployment
 from mnemo_store import EdgeDelta, LoadLimits, RowLimitExceededError, StoreCorpus, loading
 from mnemo_store.binary_copy import CopyFormatError, FixedRowStream, fixed_rows
 from mnemo_store.loading import (
+    DocumentColumns,
     EdgeColumns,
+    GraphArrays,
     KeyKind,
     decode_documents,
-    decode_edges,
     edge_layout,
     edges_from_columns,
     load_queries,
@@ -23,6 +24,22 @@ from mnemo_store.loading import (
 from mnemo_store.reinforcement import SCOPE_FIRST_PARAM, batch, reinforcement_sql
 from mnemo_store.scope import Scope, render_scope
 from mnemo_store.text_copy import text_columns
+
+
+def decode_edges(
+    corpus: StoreCorpus,
+    kind: KeyKind,
+    docs: DocumentColumns,
+    data: bytes | bytearray,
+    limits: LoadLimits,
+    revision: int,
+) -> GraphArrays:
+    """The graph from decoded documents and one whole edges COPY stream (the loader feeds the
+    same columns chunk by chunk)."""
+    edges = EdgeColumns(kind)
+    edges.add(fixed_rows(data, edge_layout(kind)))
+    return edges_from_columns(corpus, kind, docs, edges, limits, revision)
+
 
 HEADER = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)
 TRAILER = struct.pack(">h", -1)

@@ -111,15 +111,6 @@ def test_an_unknown_attribute_name_is_refused_with_the_known_ones(
         span.set(hitz=3)
 
 
-def test_the_trace_id_is_known_inside_a_span_and_absent_outside(
-    exported: InMemorySpanExporter,
-) -> None:
-    assert tracing.current_trace_id() is None
-    with tracing.mnemo_span("work") as span:
-        assert tracing.current_trace_id() == span.trace_id
-    assert tracing.current_trace_id() is None
-
-
 @pytest.mark.parametrize(
     ("endpoint", "url"),
     [

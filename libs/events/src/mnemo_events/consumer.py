@@ -245,7 +245,7 @@ class Consumer(Generic[DataT]):
     async def _handle(self, items: Sequence[Received[DataT]]) -> list[DeadLetter]:
         if len(items) > 1:
             try:
-                rejections = await self._call_until_settled(items, bounded=False)
+                rejections = await self._call_until_settled(items)
             except Exception as error:
                 log.info("batch of %d failed (%r); retrying one by one", len(items), error)
             else:
@@ -259,7 +259,7 @@ class Consumer(Generic[DataT]):
         failures = 0
         while True:
             try:
-                rejections = await self._call_until_settled([item], bounded=True)
+                rejections = await self._call_until_settled([item])
             except Rejected as error:
                 return [DeadLetter(item.delivery, error.reason, attempts=failures + 1)]
             except Exception as error:
@@ -276,9 +276,7 @@ class Consumer(Generic[DataT]):
             else:
                 return self._letters(rejections, attempts=failures + 1)
 
-    async def _call_until_settled(
-        self, items: Sequence[Received[DataT]], *, bounded: bool
-    ) -> Sequence[Rejection]:
+    async def _call_until_settled(self, items: Sequence[Received[DataT]]) -> Sequence[Rejection]:
         """Call the handler, retrying transient errors without bound; other errors propagate."""
         outages = 0
         while True:

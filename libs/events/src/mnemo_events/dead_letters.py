@@ -8,7 +8,6 @@ original offset, so one bad message never stops its partition.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -84,8 +83,3 @@ async def publish_dead_letter(broker: KafkaBroker, letter: DeadLetter, consumer:
         key=letter.delivery.key,
         headers=dead_letter_headers(letter, consumer),
     )
-
-
-def explanation(headers: Mapping[str, str]) -> dict[str, str]:
-    """Only the `mnemo-dlt-*` headers of a dead-letter record (for tools that show them)."""
-    return {name: value for name, value in headers.items() if name.startswith("mnemo-dlt-")}

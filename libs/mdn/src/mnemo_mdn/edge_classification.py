@@ -292,7 +292,7 @@ def keys_of(keys: DocumentKeys) -> tuple[str, ...]:
 @dataclass(frozen=True, slots=True)
 class CandidateQuery:
     """Which documents may share an edge with a new one, as lookups a corpus index answers (the
-    in-process `LexicalIndex` and the store's `linked_candidates` answer the same three):
+    in-process `LexicalIndex` and the store's `neighbourhood` read answer the same three):
 
     - `titles`: documents whose title key or alias key (`DocumentKeys.title_names`) is one of these
       (the new document's capitalised phrases): those it may cite;

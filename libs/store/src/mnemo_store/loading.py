@@ -34,7 +34,7 @@ from mnemo_axon.ir import StoreDecl
 from mnemo_mdn.graph import CorpusGraph
 from mnemo_mdn.relations import RELATION_TYPES
 
-from mnemo_store.binary_copy import CopyFormatError, FixedRowStream, fixed_rows
+from mnemo_store.binary_copy import CopyFormatError, FixedRowStream
 from mnemo_store.errors import RowLimitExceededError
 from mnemo_store.identifiers import quote, store_table
 from mnemo_store.scope import RenderedScope
@@ -513,22 +513,6 @@ class EdgeColumns:
         whole = np.concatenate(pieces) if pieces else np.zeros(0, dtype=dtype)
         del pieces
         return whole[:count]
-
-
-def decode_edges(
-    corpus: StoreCorpus,
-    kind: KeyKind,
-    docs: DocumentColumns,
-    data: bytes | bytearray,
-    limits: LoadLimits,
-    revision: int,
-    *,
-    keyed: bool = False,
-) -> GraphArrays:
-    """The graph from decoded documents and the whole edges COPY stream (pure)."""
-    edges = EdgeColumns(kind, keyed=keyed)
-    edges.add(fixed_rows(data, edge_layout(kind, keyed=keyed)))
-    return edges_from_columns(corpus, kind, docs, edges, limits, revision)
 
 
 def edges_from_columns(

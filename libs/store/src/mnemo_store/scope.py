@@ -39,10 +39,6 @@ class Scope:
     request's filter can only narrow it."""
     pinned_params: Mapping[str, object] = field(default_factory=dict)
 
-    @property
-    def is_whole_tenant(self) -> bool:
-        return _blank(self.where) and _blank(self.pinned)
-
 
 def _blank(text: str | None) -> bool:
     return text is None or not text.strip()

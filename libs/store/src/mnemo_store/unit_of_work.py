@@ -329,31 +329,6 @@ class TenantTransaction:
             for row in rows
         ]
 
-    async def linked_candidates(
-        self,
-        corpus: StoreCorpus,
-        document_id: str,
-        titles: Sequence[str],
-        phrases: Sequence[str],
-        limit: int,
-        scope: Scope | None = None,
-    ) -> list[CandidateDocument]:
-        """The edge classifier's candidates (`mnemo_store.candidates`): documents in `scope` whose
-        title key is one of `titles`, or that hold one of `phrases`; id order, at most `limit`."""
-        query = candidates.phrase_query_text(phrases)
-        if (not titles and not query) or limit < 1:
-            return []
-        rendered = render_scope(scope or Scope(), corpus, 5)
-        rows = await self._open().fetch(
-            candidates.linked_candidates_sql(corpus, rendered.sql),
-            list(titles),
-            query,
-            document_id,
-            limit,
-            *rendered.params,
-        )
-        return [CandidateDocument(r["axon_id"], r["axon_title"], r["axon_body"]) for r in rows]
-
     async def neighbourhood(
         self,
         corpus: StoreCorpus,
@@ -390,40 +365,6 @@ class TenantTransaction:
         ]
         counts = {r["axon_id"]: int(r["axon_count"]) for r in rows if r["axon_kind"] == "key"}
         return found, counts
-
-    async def ranked_candidates(
-        self,
-        corpus: StoreCorpus,
-        document_id: str,
-        words: Sequence[str],
-        limit: int,
-        scope: Scope | None = None,
-    ) -> list[CandidateDocument]:
-        """Up to `limit` documents in `scope` sharing a word with `words`, best rank first."""
-        text = candidates.query_text(words)
-        if not text or limit < 1:
-            return []
-        rendered = render_scope(scope or Scope(), corpus, 4)
-        rows = await self._open().fetch(
-            candidates.candidates_sql(corpus, rendered.sql),
-            text,
-            document_id,
-            limit,
-            *rendered.params,
-        )
-        return [CandidateDocument(r["axon_id"], r["axon_title"], r["axon_body"]) for r in rows]
-
-    async def key_frequencies(
-        self, corpus: StoreCorpus, keys: Sequence[str], scope: Scope | None = None
-    ) -> dict[str, int]:
-        """How many documents in `scope` contain each key (as a phrase of adjacent words)."""
-        if not keys:
-            return {}
-        rendered = render_scope(scope or Scope(), corpus, 2)
-        rows = await self._open().fetch(
-            candidates.key_frequencies_sql(corpus, rendered.sql), list(keys), *rendered.params
-        )
-        return {r["axon_key"]: int(r["axon_count"]) for r in rows}
 
     async def documents_page(
         self, corpus: StoreCorpus, after: str | None, limit: int, scope: Scope | None = None

@@ -480,9 +480,3 @@ def start_consumer_span(
     handle.span.set_attribute(MESSAGING_DESTINATION, topic)
     handle.span.set_attribute(MESSAGING_OPERATION, "process")
     return handle
-
-
-def current_trace_id() -> str | None:
-    """The 32-hex trace id of the current span, or None outside any span."""
-    span_context = trace.get_current_span().get_span_context()
-    return format(span_context.trace_id, "032x") if span_context.is_valid else None
