@@ -39,7 +39,9 @@ def helm() -> str:
         return str(HELM)
     found = shutil.which("helm")
     if found is None:
-        pytest.skip("helm is missing: `make tools` (run by `make test`) builds it into .local/gotools")
+        pytest.skip(
+            "helm is missing: `make tools` (run by `make test`) builds it into .local/gotools"
+        )
     return found
 
 
