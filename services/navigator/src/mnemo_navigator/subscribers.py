@@ -5,6 +5,13 @@ A redelivered request (the same `request_id`, e.g. after a crash between the wor
 commit) is answered again but remembered once: the request id is claimed in `mnemo.inbox` in the
 same transaction as the navigation's memory and audit event.
 
+`reply_to` may name only a completed topic Mnemo owns (`mnemo.navigate.completed.v1`, or one the
+caller of `navigate_requested_handler` adds): any other topic is refused before any work, and the
+request is dead-lettered with the reason. Answering on the default topic instead would reach no
+one (the requester listens on the topic it named), while the dead letter keeps the request and
+says why; and a reply never goes into a topic another consumer reads as input (`mnemo.persist.v1`),
+nor waits for the metadata of a topic that does not exist.
+
 A request names its tenant in the envelope (Kafka producers are trusted services of the
 deployment); its `client` object plays the part of a token's `client` claim, so a pinned scope
 confines it exactly as it confines an HTTP caller.
@@ -12,12 +19,13 @@ confines it exactly as it confines an HTTP caller.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from mnemo_auth import Principal
 from mnemo_events.broker import publish
 from mnemo_events.consumer import Received
+from mnemo_events.errors import Rejected
 from mnemo_events.models import NavigateCompleted, NavigateHit, NavigateRequested, new_envelope
 from mnemo_events.topics import NAVIGATE_COMPLETED
 from mnemo_events.tracing import current_traceparent, trace_id_of
@@ -29,11 +37,21 @@ CONSUMER = "mnemo.navigator"
 
 
 def navigate_requested_handler(
-    navigator: Navigator, broker: Any
+    navigator: Navigator, broker: Any, reply_topics: Iterable[str] = ()
 ) -> Callable[[Received[NavigateRequested]], Awaitable[None]]:
+    """`reply_topics`: completed topics a request may name in `reply_to`, beside the default."""
+    allowed = frozenset({NAVIGATE_COMPLETED, *reply_topics})
+
     async def handle(received: Received[NavigateRequested]) -> None:
         envelope = received.envelope
         data = envelope.data
+        reply_to = data.reply_to or NAVIGATE_COMPLETED
+        if reply_to not in allowed:
+            raise Rejected(
+                f"reply_to {reply_to[:200]!r} is not a completed topic of this navigator: name "
+                f"{' or '.join(sorted(allowed))}, or leave reply_to out for "
+                f"{NAVIGATE_COMPLETED}"
+            )
         principal = Principal(
             tenant=envelope.tenant,
             subject=f"kafka:{envelope.producer}",
@@ -80,7 +98,7 @@ def navigate_requested_handler(
             )
         await publish(
             broker,
-            data.reply_to or NAVIGATE_COMPLETED,
+            reply_to,
             new_envelope(
                 answer,
                 tenant=envelope.tenant,
