@@ -102,12 +102,13 @@ class NavigateCompleted(Message):
 
 
 class QueryAudited(Message):
-    """Audit data of `corpus:<name>:query`: one per navigate, retrieve and search (ARCHITECTURE §5)."""
+    """Audit data of `corpus:<name>:query`: one per navigate, retrieve, search and documents page
+    (ARCHITECTURE §5)."""
 
     kind: Literal["query"] = "query"
     action: Annotated[str, Field(pattern=r"^corpus:[^:]+:query$")]
     corpus: CorpusId
-    operation: Literal["navigate", "retrieve", "search"]
+    operation: Literal["navigate", "retrieve", "search", "documents"]
     query: str | None
     """The query text, or None when the deployment keeps only its digest."""
     query_digest: str

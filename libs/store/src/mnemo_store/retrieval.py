@@ -6,14 +6,16 @@ row-level security `@@` is not leakproof, so Postgres applies it after the tenan
 per-row test of the stored vector (no `to_tsvector` per row) over the tenant's rows in scope; where
 the superuser has marked `ts_match_vq` leakproof, the same statement is a GIN index lookup. The
 query is the disjunction of the query's tokens (MDN.md §3: runs of letters and digits, so no tsquery
-syntax can reach `to_tsquery`); `ts_rank_cd(…, 32)` is `rank / (rank + 1)`, a similarity in [0, 1).
+syntax can reach `to_tsquery`) of at most `MAX_QUERY_TERMS` distinct tokens, the first ones the
+query holds: a disjunction of thousands of terms cost seconds per statement and, past about 40k,
+overflowed Postgres's stack. `ts_rank_cd(…, 32)` is `rank / (rank + 1)`, a similarity in [0, 1).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mnemo_mdn.tokenization import tokens
+from mnemo_mdn.tokenization import token_list
 
 from mnemo_store.ddl import FULLTEXT_CONFIG, fulltext_column
 from mnemo_store.identifiers import TENANT_COLUMN, quote, store_table
@@ -21,6 +23,8 @@ from mnemo_store.scope import RenderedScope
 from mnemo_store.store_corpus import StoreCorpus
 
 _TENANT = "NULLIF(current_setting('mnemo.tenant', true), '')::uuid"
+MAX_QUERY_TERMS = 64
+"""Distinct tokens of a query that reach the tsquery (the first ones, in the query's order)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,9 +37,11 @@ class FoundDocument:
     similarity: float = 0.0
 
 
-def text_query(query: str) -> str:
-    """The tsquery text for `query`: its tokens joined with `|` (empty when it has none)."""
-    return " | ".join(sorted(tokens(query)))
+def text_query(query: str, max_terms: int = MAX_QUERY_TERMS) -> str:
+    """The tsquery text for `query`: its first `max_terms` distinct tokens, sorted, joined with
+    `|` (empty when it has none)."""
+    first = list(dict.fromkeys(token_list(query)))[:max_terms]
+    return " | ".join(sorted(first))
 
 
 def retrieve_sql(corpus: StoreCorpus, scope: RenderedScope) -> str:

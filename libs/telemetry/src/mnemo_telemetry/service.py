@@ -7,6 +7,9 @@ On SIGTERM (or SIGINT) `stopping` is set first (consumers stop retrying and leav
 what they have not finished, `/readyz` turns 503), then `stop` runs (stop the broker, which
 waits for the batch in hand and commits it; stop background tasks; close pools) within
 `stop_timeout`, then the HTTP server closes and `run` returns 0.
+
+The HTTP server runs with the limits of `http` (`mnemo_telemetry.http_limits`: header and body
+time-outs, a connection cap, failed accepts and shed connections logged once per interval).
 """
 
 from __future__ import annotations
@@ -21,6 +24,12 @@ import structlog
 import uvicorn
 from fastapi import FastAPI
 
+from mnemo_telemetry.http_limits import (
+    HttpSettings,
+    PressureLog,
+    bounded_protocol,
+    quiet_server_warnings,
+)
 from mnemo_telemetry.probes import ReadinessCheck, probe_app
 
 log = structlog.get_logger("mnemo_telemetry.service")
@@ -46,6 +55,8 @@ class ServiceRuntime:
     app: FastAPI | None = None
     """The service's own HTTP app (it must include `probe_router`); a probe-only app otherwise."""
     stop_timeout: float = 9.0
+    http: HttpSettings = field(default_factory=HttpSettings)
+    """The HTTP server's limits (`MNEMO_HTTP_…`)."""
 
     async def run(self) -> int:
         """Serve until SIGTERM/SIGINT; returns the process exit code."""
@@ -53,6 +64,10 @@ class ServiceRuntime:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._on_signal, sig)
         app = self.app or probe_app(self.name, self.checks, self.stopping)
+        pressure = PressureLog(self.http.log_interval_seconds)
+        loop.set_exception_handler(pressure.loop_exception_handler(loop.get_exception_handler()))
+        unquiet = quiet_server_warnings(pressure)
+        protocol = bounded_protocol(self.http, pressure)
         server = _Server(
             uvicorn.Config(
                 app,
@@ -61,15 +76,18 @@ class ServiceRuntime:
                 log_config=None,
                 lifespan="off",
                 access_log=False,
+                http=protocol,
+                timeout_keep_alive=self.http.keep_alive_seconds,
             )
         )
         serving = asyncio.create_task(server.serve())
         while not server.started:
             if serving.done():
                 log.error("http_failed", port=self.port, error=repr(serving.exception()))
+                unquiet()
                 return 1
             await asyncio.sleep(0.02)
-        log.info("http_listening", host=self.host, port=self.port)
+        log.info("http_listening", host=self.host, port=self.port, max_connections=protocol.cap)
         code = 0
         try:
             await self.start()
@@ -90,6 +108,8 @@ class ServiceRuntime:
             code = code or 1
         server.should_exit = True
         await serving
+        pressure.flush()
+        unquiet()
         return code
 
     def _on_signal(self, sig: signal.Signals) -> None:

@@ -22,18 +22,20 @@ from mnemo_events.topics import TOPICS
 from mnemo_store import LoadLimits, Store, TenantTransaction
 from mnemo_store.graph_cache import GraphCache
 from mnemo_telemetry.asgi import HttpMetricsMiddleware, fastapi_telemetry
+from mnemo_telemetry.http_limits import BodyLimitMiddleware
 from mnemo_telemetry.probes import ReadinessCheck, probe_router
 from mnemo_telemetry.service import ServiceRuntime
 from mnemo_telemetry.sql import trace_queries
 from mnemo_telemetry.tracing import configure_tracing_from
 
-from mnemo_navigator.routes import api_router, install_error_handlers
+from mnemo_navigator.routes import TokenFirstMiddleware, api_router, install_error_handlers
 from mnemo_navigator.settings import Settings
 from mnemo_navigator.subscribers import navigate_requested_handler
 from mnemo_navigator.use_cases import CorpusEntry, Navigator, Policy
 
 SERVICE = "navigator"
 _UNAVAILABLE = (OSError, asyncpg.PostgresConnectionError, asyncpg.CannotConnectNowError)
+_TENANT_EXISTS = "SELECT EXISTS (SELECT FROM mnemo.tenants WHERE tenant_id = $1)"
 
 
 class Postgres:
@@ -80,6 +82,10 @@ class Postgres:
         definition: dict[str, Any] = json.loads(row["definition"])
         return CorpusEntry(row["corpus_id"], row["status"], row["kind"], definition)
 
+    async def tenant_exists(self, tenant: uuid.UUID) -> bool:
+        pool, _ = self._opened()
+        return bool(await pool.fetchval(_TENANT_EXISTS, tenant))
+
     async def ready(self) -> str | None:
         pool, _ = self._opened()
         await pool.fetchval("SELECT 1")
@@ -95,6 +101,7 @@ def build_navigator(
         audit_topic=settings.audit_topic,
         default_budget=settings.default_budget,
         limits=LoadLimits(max_documents=settings.max_documents, max_edges=settings.max_edges),
+        tenant_cache_seconds=settings.tenant_cache_seconds,
     )
     return Navigator(database, database, GraphCache(settings.cache_max_bytes), policy)
 
@@ -134,6 +141,10 @@ def create_app(
         description="Navigate, retrieve and search living knowledge graphs (bearer JWT).",
         telemetry=fastapi_telemetry(tracing),
     )
+    # Outermost last: metrics see every answer; the token is checked, then the body bounded,
+    # before anything reads the body.
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(TokenFirstMiddleware, verifier=verifier)
     app.add_middleware(HttpMetricsMiddleware, service=SERVICE)
     app.include_router(probe_router(SERVICE, checks, stopping))
     app.include_router(api_router(navigator, verifier))
@@ -160,4 +171,5 @@ def create_app(
         checks=checks,
         stopping=stopping,
         app=app,
+        http=settings.http,
     )

@@ -34,3 +34,10 @@ class InvalidRequestError(NavigatorError):
 
     status = 422
     code = "INVALID_REQUEST"
+
+
+class UnknownTenantError(NavigatorError):
+    """The token's tenant is not a row of `mnemo.tenants` (never created, or removed)."""
+
+    status = 403
+    code = "UNKNOWN_TENANT"

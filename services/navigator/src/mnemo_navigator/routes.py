@@ -1,6 +1,10 @@
 """The HTTP API (ARCHITECTURE §5, CORPUS.md A): thin handlers that verify the bearer token,
 decode the body, call a use case and encode its result. Every error answers
 `{"error": {"code", "message"}}` with the status the OpenAPI document declares for it.
+
+`TokenFirstMiddleware` verifies the token of every `/v1` request before anything reads its body
+(FastAPI reads and parses a body before it resolves dependencies): a caller without a valid token
+gets 401 for a 10 MB body without the navigator reading it.
 """
 
 # No `from __future__ import annotations`: FastAPI reads the dependency annotations of handlers
@@ -14,12 +18,14 @@ from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from mnemo_auth import AuthError, InsufficientScopeError, Principal, TokenVerifier
 from mnemo_events.tracing import current_traceparent
+from mnemo_telemetry.http_limits import ASGIApp, Receive, Scope, Send, refuse
 from opentelemetry import trace
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mnemo_navigator.errors import NavigatorError
 from mnemo_navigator.use_cases import (
+    MAX_QUERY_CHARS,
     Caller,
     NavigateRequest,
     Navigator,
@@ -52,7 +58,7 @@ class _Body(BaseModel):
 
 
 class NavigateBody(_Body):
-    query: Annotated[str, Field(min_length=1, max_length=4096, pattern=r"^[^\x00]*$")]
+    query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, pattern=r"^[^\x00]*$")]
     from_: Annotated[str | None, Field(alias="from", max_length=1024, pattern=r"^[^\x00]*$")] = None
     budget: Annotated[int, Field(ge=1, le=1000)] | None = None
     where: Annotated[Text, Field(max_length=4096)] | None = None
@@ -91,7 +97,7 @@ class NavigateOut(BaseModel):
 
 
 class RetrieveBody(_Body):
-    query: Annotated[str, Field(min_length=1, max_length=4096, pattern=r"^[^\x00]*$")]
+    query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, pattern=r"^[^\x00]*$")]
     k: Annotated[int, Field(ge=1, le=100)] = 5
     where: Annotated[Text, Field(max_length=4096)] | None = None
     params: dict[Annotated[str, Field(max_length=200)], ParamValue] = Field(
@@ -111,10 +117,13 @@ class RetrieveOut(BaseModel):
     items: list[RetrievedOut]
 
 
-class SearchBody(BaseModel):
-    model_config = ConfigDict(extra="allow")
+class SearchBody(_Body):
+    """The search gateway's body: nothing beyond `collection` and `goal`; the goal's text (see
+    `goal_text`) is bounded like a query (422 beyond `MAX_QUERY_CHARS`), the goal itself by the
+    body limit."""
+
     collection: Annotated[str, Field(max_length=200)]
-    goal: dict[str, Any]
+    goal: Annotated[dict[Annotated[str, Field(max_length=200)], Any], Field(max_length=100)]
 
 
 class ChunkOut(BaseModel):
@@ -148,9 +157,11 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     for status, description in {
         400: "the body is not JSON",
         401: "no token, or an invalid, expired or wrongly signed one",
-        403: "the token lacks the scope, or is client-confined and the corpus has no pinned scope",
+        403: "the token lacks the scope, names a tenant that does not exist, or is client-confined "
+        "and the corpus has no pinned scope",
         404: "no such corpus",
         409: "the corpus is not published (the message names its status) or not a store corpus",
+        413: "the body is larger than the navigator accepts (MNEMO_NAVIGATOR_MAX_BODY_BYTES)",
         422: "the body, filter, parameters or seed are invalid (the message says which and why)",
         503: "the database is unavailable",
     }.items()
@@ -163,6 +174,47 @@ class ApiError(Exception):
     def __init__(self, status: int, code: str, message: str) -> None:
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
+
+
+_PRINCIPAL = "mnemo.principal"
+"""Where `TokenFirstMiddleware` leaves the verified principal in the request's state."""
+
+
+def authenticate(verifier: TokenVerifier, authorization: str | None) -> Principal:
+    """The principal of an `Authorization: Bearer <token>` header, or the 401 saying why not."""
+    scheme, _, token = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise ApiError(
+            401, "UNAUTHENTICATED", "missing bearer token: send 'Authorization: Bearer <token>'"
+        )
+    try:
+        return verifier.verify(token.strip())
+    except AuthError as error:
+        raise ApiError(401, "UNAUTHENTICATED", str(error)) from error
+
+
+class TokenFirstMiddleware:
+    """Verifies the bearer token of every `/v1` request before the body is read: a 401 closes the
+    connection unread. The principal goes to the request's state for the handler."""
+
+    def __init__(self, app: ASGIApp, verifier: TokenVerifier, prefix: str = "/v1/") -> None:
+        self.app = app
+        self.verifier = verifier
+        self.prefix = prefix
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and str(scope.get("path", "")).startswith(self.prefix):
+            header = next(
+                (v.decode("latin-1") for k, v in scope.get("headers", ()) if k == b"authorization"),
+                None,
+            )
+            try:
+                principal = authenticate(self.verifier, header)
+            except ApiError as error:
+                await refuse(send, error.status, error.code, error.message)
+                return
+            scope.setdefault("state", {})[_PRINCIPAL] = principal
+        await self.app(scope, receive, send)
 
 
 def error_response(status: int, code: str, message: str) -> JSONResponse:
@@ -187,10 +239,15 @@ def install_error_handlers(app: FastAPI, unavailable: tuple[type[Exception], ...
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, error: StarletteHTTPException) -> JSONResponse:
-        code = {400: "BAD_REQUEST", 404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(
-            error.status_code, "HTTP_ERROR"
-        )
-        return error_response(error.status_code, code, str(error.detail))
+        code = {
+            400: "BAD_REQUEST",
+            404: "NOT_FOUND",
+            405: "METHOD_NOT_ALLOWED",
+            413: "PAYLOAD_TOO_LARGE",
+        }.get(error.status_code, "HTTP_ERROR")
+        response = error_response(error.status_code, code, str(error.detail))
+        response.headers.update(error.headers or {})
+        return response
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, error: RequestValidationError) -> JSONResponse:
@@ -213,16 +270,17 @@ def api_router(navigator: Navigator, verifier: TokenVerifier) -> APIRouter:
     router = APIRouter(prefix="/v1", responses=_ERRORS)
 
     def caller(
+        request: Request,
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     ) -> Caller:
-        if credentials is None:
-            raise ApiError(
-                401, "UNAUTHENTICATED", "missing bearer token: send 'Authorization: Bearer <token>'"
+        verified = request.scope.get("state", {}).get(_PRINCIPAL)
+        principal = (
+            verified
+            if isinstance(verified, Principal)
+            else authenticate(
+                verifier, None if credentials is None else f"Bearer {credentials.credentials}"
             )
-        try:
-            principal: Principal = verifier.verify(credentials.credentials)
-        except AuthError as error:
-            raise ApiError(401, "UNAUTHENTICATED", str(error)) from error
+        )
         span = trace.get_current_span().get_span_context()
         trace_id = format(span.trace_id, "032x") if span.is_valid else None
         return Caller(principal, trace_id, current_traceparent())

@@ -15,6 +15,7 @@ from mnemo_axon.where import parse_filter
 from mnemo_axon.where.syntax import ParameterRef, StringValue
 from mnemo_events.settings import KafkaSettings
 from mnemo_events.topics import AUDIT, NAVIGATE_REQUESTED
+from mnemo_telemetry.http_limits import HttpSettings
 from mnemo_telemetry.tracing import TracingSettings
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -49,6 +50,15 @@ class Settings(BaseSettings):
     max_documents: int = Field(default=2_000_000, ge=1)
     max_edges: int = Field(default=10_000_000, ge=0)
 
+    max_body_bytes: int = Field(default=1024**2, ge=1024)
+    """Largest request body accepted (413 beyond it, refused from `Content-Length` or as the bytes
+    arrive, before anything parses them). 1 MiB is far above any valid request."""
+    tenant_cache_seconds: float = Field(default=60.0, ge=0)
+    """How long a tenant found in `mnemo.tenants` is believed to exist without asking again (a
+    tenant not found is asked about on every request)."""
+
+    http: HttpSettings = Field(default_factory=HttpSettings)
+    """`MNEMO_HTTP_…`: connection cap, header/body/keep-alive time-outs (every service's)."""
     kafka: KafkaSettings = Field(default_factory=KafkaSettings)
     tracing: TracingSettings = Field(default_factory=TracingSettings)
     """`MNEMO_OTLP_ENDPOINT`: where spans go (none: made, exported nowhere)."""

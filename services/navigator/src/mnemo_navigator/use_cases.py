@@ -3,7 +3,9 @@
 Every operation: the corpus must be `published` (`CorpusNotServedError` names its status
 otherwise); the scope is the caller's `where:` ANDed to the corpus's pinned scope whenever the
 token carries a `client` claim (ARCHITECTURE §2); exactly one `corpus:<name>:query` audit event
-goes to the outbox per navigate, retrieve and search.
+goes to the outbox per navigate, retrieve, search and documents page. The token's tenant must be a
+row of `mnemo.tenants` (`UnknownTenantError` otherwise, before anything is read or written), and a
+query (a search goal's text included) is at most `MAX_QUERY_CHARS` characters of valid Unicode.
 
 Navigate reads the graph through the cache, proven fresh against the revision read in the
 request's own snapshot (a stale cached graph is refreshed from the rows changed since it was read,
@@ -68,6 +70,7 @@ from mnemo_navigator.errors import (
     InvalidRequestError,
     ScopeForbiddenError,
     UnknownCorpusError,
+    UnknownTenantError,
 )
 from mnemo_navigator.observability import observe_graph, traced_navigation, traced_retrieval
 
@@ -75,7 +78,9 @@ PRODUCER = "mnemo.navigator"
 # hit: the cached graph was current; refresh: it was brought up to date from the changed rows;
 # miss: loaded in full (and cached); off: loaded in full, no cache configured.
 CacheState = Literal["hit", "refresh", "miss", "off"]
-Operation = Literal["navigate", "retrieve", "search"]
+Operation = Literal["navigate", "retrieve", "search", "documents"]
+MAX_QUERY_CHARS = 4096
+"""The longest query (or search goal text) served: longer ones answer 422, never reach Postgres."""
 
 # ------------------------------------------------------------------------------------------ ports
 
@@ -139,6 +144,7 @@ class CorpusEntry:
 
 class Catalogue(Protocol):
     async def corpus(self, corpus_id: str) -> CorpusEntry | None: ...
+    async def tenant_exists(self, tenant: uuid.UUID) -> bool: ...
 
 
 # --------------------------------------------------------------------------------------- requests
@@ -249,6 +255,24 @@ def goal_text(goal: Mapping[str, Any]) -> str:
     return json.dumps(goal, sort_keys=True, ensure_ascii=False, default=str)
 
 
+def checked_query(text: str, what: str = "query") -> str:
+    """`text` if the navigator serves it as a query: at most `MAX_QUERY_CHARS` characters, and
+    valid Unicode (a lone surrogate such as U+D800, which JSON's `\\ud800` escape can carry, has
+    no UTF-8 form: neither the audit digest nor Postgres could take it)."""
+    if len(text) > MAX_QUERY_CHARS:
+        raise InvalidRequestError(
+            f"{what}: {len(text)} characters; at most {MAX_QUERY_CHARS} are served (shorten it)"
+        )
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise InvalidRequestError(
+            f"{what}: holds a lone surrogate {text[error.start]!r} at character {error.start}; "
+            "send valid Unicode (a surrogate escape must come as a pair)"
+        ) from None
+    return text
+
+
 # -------------------------------------------------------------------------------------- use cases
 
 
@@ -259,6 +283,7 @@ class Policy:
     audit_topic: str = AUDIT
     default_budget: int = 5
     limits: LoadLimits = field(default_factory=LoadLimits)
+    tenant_cache_seconds: float = 60.0
 
 
 class Navigator:
@@ -270,8 +295,28 @@ class Navigator:
         self._cache = cache
         self._policy = policy
         self._corpora: dict[tuple[str, str], StoreCorpus] = {}
+        self._tenants_seen: dict[uuid.UUID, float] = {}
 
     # -- shared steps
+
+    async def admit(self, principal: Principal) -> None:
+        """A caller with the `read` scope whose tenant exists: a token signed for a tenant that
+        was never created (or was removed) reads nothing and leaves no outcome rows. A tenant
+        found is believed for `Policy.tenant_cache_seconds`; one not found is asked every time."""
+        principal.require("read")
+        tenant = principal.tenant
+        now = time.monotonic()
+        seen = self._tenants_seen.get(tenant)
+        if seen is not None and now - seen < self._policy.tenant_cache_seconds:
+            return
+        if not await self._catalogue.tenant_exists(tenant):
+            self._tenants_seen.pop(tenant, None)
+            raise UnknownTenantError(
+                f"unknown tenant {tenant}: the token names a tenant that does not exist in this "
+                "deployment; ask the operator for a token of an existing tenant "
+                "(`mnemo tenant list`)"
+            )
+        self._tenants_seen[tenant] = now
 
     async def served_corpus(self, corpus_id: str) -> StoreCorpus:
         """The published store corpus `corpus_id`, or the error saying why it is not served."""
@@ -346,8 +391,9 @@ class Navigator:
         started = time.perf_counter()
         timings = Timings()
         principal = caller.principal
-        principal.require("read")
         with timings.phase("corpus"):
+            await self.admit(principal)
+            checked_query(request.query)
             corpus = await self.served_corpus(corpus_id)
             scope, digest = self.scope_for(principal, corpus, request.where, request.params)
         key: CacheKey = (principal.tenant, corpus.name, digest)
@@ -502,7 +548,8 @@ class Navigator:
     ) -> RetrieveResult:
         started = time.perf_counter()
         principal = caller.principal
-        principal.require("read")
+        await self.admit(principal)
+        checked_query(request.query, "goal" if operation == "search" else "query")
         corpus = await self.served_corpus(corpus_id)
         scope, digest = self.scope_for(principal, corpus, request.where, request.params)
         async with self._db.tenant(principal.tenant) as tx:
@@ -527,7 +574,8 @@ class Navigator:
     async def search(
         self, caller: Caller, corpus_id: str, goal: Mapping[str, Any], k: int = 10
     ) -> RetrieveResult:
-        """The search gateway (CORPUS.md A): the goal's text, ranked like `retrieve`."""
+        """The search gateway (CORPUS.md A): the goal's text, ranked like `retrieve`; the goal
+        text is bounded like any query (`checked_query`)."""
         return await self.retrieve(
             caller, corpus_id, RetrieveRequest(query=goal_text(goal), k=k), operation="search"
         )
@@ -537,15 +585,32 @@ class Navigator:
     async def documents(
         self, caller: Caller, corpus_id: str, after: str | None, limit: int
     ) -> DocumentsPage:
+        """A page of the corpus in scope, in id order, audited like a query: its `query` is
+        `documents limit=<n>` (and ` after=<cursor>`), its returned ids the page's."""
+        started = time.perf_counter()
         principal = caller.principal
-        principal.require("read")
+        await self.admit(principal)
         corpus = await self.served_corpus(corpus_id)
-        scope, _ = self.scope_for(principal, corpus, None, {})
-        async with self._db.tenant(principal.tenant, read_only=True) as tx:
+        scope, digest = self.scope_for(principal, corpus, None, {})
+        async with self._db.tenant(principal.tenant) as tx:
             revision = await tx.graph_revision(corpus.name)
             rows = await tx.documents_page(corpus, after, limit + 1, scope)
-        more = len(rows) > limit
-        rows = rows[:limit]
+            more = len(rows) > limit
+            rows = rows[:limit]
+            described = f"documents limit={limit}" + ("" if after is None else f" after={after}")
+            await tx.append_outbox(
+                self._audit(
+                    caller,
+                    corpus.name,
+                    "documents",
+                    described,
+                    tuple(row.id for row in rows),
+                    (time.perf_counter() - started) * 1000,
+                    None,
+                    digest,
+                    revision,
+                )
+            )
         return DocumentsPage(tuple(rows), rows[-1].id if more and rows else None, revision)
 
     # -- audit
