@@ -94,7 +94,7 @@ async def through_service(owner: asyncpg.Connection) -> dict[str, Any]:
             envelope = new_envelope(
                 AuditRecorded(record=record(n)),
                 tenant=tenant,
-                producer="bench",
+                producer="mnemo.navigator",  # an audit producer the service accepts
                 event_type="mnemo.audit.v1",
             )
             await producer.send(

@@ -120,7 +120,7 @@ def query_event(tenant: uuid.UUID, n: int, corpus: str = "Docs") -> Envelope[Aud
     return new_envelope(
         AuditRecorded(record=record),
         tenant=tenant,
-        producer="navigator",
+        producer="mnemo.navigator",
         event_type="mnemo.audit.v1",
         trace=f"00-{n + 1:032x}-{n + 1:016x}-01",
     )
@@ -136,7 +136,7 @@ def persist_event(tenant: uuid.UUID, n: int) -> Envelope[AuditRecorded]:
         trace_id=None,
     )
     return new_envelope(
-        AuditRecorded(record=record), tenant=tenant, producer="ingest", event_type="mnemo.audit.v1"
+        AuditRecorded(record=record), tenant=tenant, producer="mnemo.ingest", event_type="mnemo.audit.v1"
     )
 
 

@@ -2,6 +2,11 @@
 whole batch in one statement each, which edge endpoints exist (with their sub-tenant scope
 values), and the early edges that wait in `mnemo.pending_edges`.
 
+The inbox remembers what an event carried as well as its id (`claim_events_with_payloads`): beside
+the `(consumer, event id)` row it holds a `(consumer#payload, uuid5(event id, payload digest))`
+row, so a later event with a known id tells a redelivery (same payload) from a different event
+reusing the id, without a column of its own.
+
 Like every query of this package they run on the transaction's connection, so the tenant policy
 applies: a document of another tenant simply does not exist here.
 """
@@ -49,6 +54,38 @@ async def claim_events(
         sorted(set(event_ids)),
     )
     return {row["event_id"] for row in rows}
+
+
+PAYLOAD_MARKS = "#payload"
+"""Suffix of the inbox consumer under which the payload marks of a consumer's events are kept."""
+
+
+def payload_mark(event_id: uuid.UUID, digest: str) -> uuid.UUID:
+    """The inbox id that records that `event_id` carried the payload whose digest is `digest`."""
+    return uuid.uuid5(event_id, digest)
+
+
+async def claim_events_with_payloads(
+    tx: TenantTransaction, consumer: str, digests: Mapping[uuid.UUID, str]
+) -> tuple[set[uuid.UUID], set[uuid.UUID]]:
+    """Claim each event of `digests` (event id → digest of its payload) for `consumer`; returns the
+    ids claimed now and, of the others (processed before), those whose earlier payload was a
+    different one. An event processed before its payload was recorded counts as different."""
+    fresh = await claim_events(tx, consumer, list(digests))
+    marks = consumer + PAYLOAD_MARKS
+    await claim_events(tx, marks, [payload_mark(e, digests[e]) for e in fresh])
+    again = {e: payload_mark(e, d) for e, d in digests.items() if e not in fresh}
+    if not again:
+        return fresh, set()
+    rows = await tx._open().fetch(
+        "SELECT event_id FROM mnemo.inbox"
+        " WHERE axon_tenant = $1 AND consumer = $2 AND event_id = ANY($3::uuid[])",
+        tx.tenant_id,
+        marks,
+        list(again.values()),
+    )
+    known = {row["event_id"] for row in rows}
+    return fresh, {e for e, mark in again.items() if mark not in known}
 
 
 async def append_outbox_events(tx: TenantTransaction, events: Sequence[outbox.OutboxEvent]) -> None:

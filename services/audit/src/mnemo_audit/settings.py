@@ -9,6 +9,8 @@ from mnemo_telemetry.tracing import TracingSettings
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from mnemo_audit.producers import DEFAULT_PRODUCERS, AuditKind
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="MNEMO_AUDIT_", frozen=True, extra="ignore")
@@ -20,6 +22,12 @@ class Settings(BaseSettings):
     topic: str = AUDIT
     """The topic consumed (tests and benchmarks give their own)."""
     group: str = "mnemo.audit"
+    producers: dict[str, frozenset[AuditKind]] = Field(
+        default_factory=lambda: dict(DEFAULT_PRODUCERS)
+    )
+    """The producers whose audit events are appended, and the record kinds each may write
+    (`MNEMO_AUDIT_PRODUCERS`, JSON: `{"mnemo.ingest": ["persist"], "mnemo.navigator": ["query"]}`).
+    Any other event is dead-lettered with the reason."""
     pool_size: int = Field(default=4, ge=1)
     page_limit: int = Field(default=1000, ge=1)
     """Most rows one `GET /v1/audit` answers."""

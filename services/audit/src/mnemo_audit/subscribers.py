@@ -1,14 +1,18 @@
-"""The Kafka side: `mnemo.audit.v1` records, decoded by the events runtime, to the use case."""
+"""The Kafka side: `mnemo.audit.v1` records, decoded by the events runtime, to the use case.
+
+An event whose producer may not write its record's kind (`mnemo_audit.producers`) is refused
+here, before the use case sees it, and dead-lettered with the reason."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence, Set
 
 import structlog
 from mnemo_events import AuditRecorded
 from mnemo_events.consumer import BatchHandler, Received, Rejection
 from mnemo_telemetry.tracing import start_span, use_span
 
+from mnemo_audit.producers import DEFAULT_PRODUCERS, producer_refusal
 from mnemo_audit.use_cases import AppendAuditEvents, Incoming
 
 log = structlog.get_logger("mnemo_audit.subscribers")
@@ -16,10 +20,30 @@ log = structlog.get_logger("mnemo_audit.subscribers")
 AUDIT_APPEND = "mnemo.audit.append"
 
 
-def audit_handler(append: AppendAuditEvents) -> BatchHandler[AuditRecorded]:
-    """A batch handler: the whole batch in one call, refusals dead-lettered with their reasons."""
+def audit_handler(
+    append: AppendAuditEvents, producers: Mapping[str, Set[str]] = DEFAULT_PRODUCERS
+) -> BatchHandler[AuditRecorded]:
+    """A batch handler: the whole batch in one call, refusals dead-lettered with their reasons.
+    `producers`: the allow-list of producers and the record kinds each may write."""
 
-    async def handle(items: Sequence[Received[AuditRecorded]]) -> Sequence[Rejection]:
+    async def handle(received: Sequence[Received[AuditRecorded]]) -> Sequence[Rejection]:
+        refused: list[Rejection] = []
+        items: list[Received[AuditRecorded]] = []
+        for item in received:
+            envelope = item.envelope
+            why = producer_refusal(envelope.producer, envelope.data.record.kind, producers)
+            if why is None:
+                items.append(item)
+                continue
+            log.warning(
+                "audit_event_refused",
+                tenant=str(envelope.tenant),
+                event_id=str(envelope.event_id),
+                reason=why,
+            )
+            refused.append(Rejection(item.delivery, why))
+        if not items:
+            return refused
         # One `mnemo.audit.append` span per event, in its producer's trace; the batch appends
         # once, with the first event's span current.
         spans = [
@@ -57,6 +81,6 @@ def audit_handler(append: AppendAuditEvents) -> BatchHandler[AuditRecorded]:
                 reason=refusal.reason,
             )
         log.debug("audit_batch", records=len(items), refused=len(refusals))
-        return [Rejection(items[r.ref].delivery, r.reason) for r in refusals]
+        return refused + [Rejection(items[r.ref].delivery, r.reason) for r in refusals]
 
     return handle

@@ -7,10 +7,17 @@ scope; an edge whose endpoint has not arrived waits in `pending_edges`), apply t
 the new documents complete, and append to the outbox one `document.persisted` per document and one
 `store:<name>:persist` audit event per store. Rows that can never be written come back as
 `Refusal`s (the subscriber dead-letters them); everything else commits together.
+
+Nothing is dropped without a record: of two messages with one event id, a refused first one does
+not hide the second (each is judged on its own), and a message whose event id was already taken
+with another payload (earlier in the batch, or processed before: the inbox keeps the payload's
+digest) is refused as "duplicate event id with a different payload". Only a true repeat (same id,
+same store and values) is skipped quietly.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import uuid
 from collections import defaultdict
@@ -32,7 +39,7 @@ from mnemo_store import OutboxEvent, Store, StoreCorpus, TenantTransaction
 from mnemo_store.ingest_writes import (
     PendingEdge,
     append_outbox_events,
-    claim_events,
+    claim_events_with_payloads,
     existing_documents,
     hold_edge,
     take_expired_pending_edges,
@@ -44,6 +51,7 @@ from mnemo_ingest.errors import InvalidRow
 from mnemo_ingest.rows import check_edge, coerce_row, key_text
 
 PRODUCER = "mnemo.ingest"
+DIFFERENT_PAYLOAD = "duplicate event id with a different payload"
 Role = Literal["documents", "relations"]
 
 
@@ -165,17 +173,30 @@ class Ingest:
             refusals.extend(await self._persist_tenant(tenant, group))
         return refusals
 
-    async def _prepare(self, commands: Sequence[Command]) -> tuple[list[_Prepared], list[Refusal]]:
-        """The commands to write and the ones refused. A command that repeats the row of an
-        earlier command of the batch rides on it (one row, one write, one audit line)."""
+    async def _prepare(
+        self, commands: Sequence[Command]
+    ) -> tuple[list[_Prepared], list[Refusal], dict[uuid.UUID, str]]:
+        """The commands to write, the ones refused, and the payload digest of each event id taken.
+        A command that repeats the row of an earlier command of the batch rides on it (one row,
+        one write, one audit line). Of commands with one event id the first valid one is taken; a
+        later one with the same payload is a repeat (skipped), with another payload refused."""
         prepared: list[_Prepared] = []
         refusals: list[Refusal] = []
-        seen: set[uuid.UUID] = set()
+        taken: dict[uuid.UUID, str] = {}
         rows: dict[tuple[str, str], _Prepared] = {}
         for command in commands:
-            if command.event_id in seen:
+            digest = payload_digest(command.store, command.values)
+            earlier = taken.get(command.event_id)
+            if earlier is not None:
+                if earlier != digest:
+                    refusals.append(
+                        Refusal(
+                            command.ref,
+                            f"{DIFFERENT_PAYLOAD}: event {command.event_id} came earlier in this "
+                            "batch with another store or values (an event id names one event)",
+                        )
+                    )
                 continue  # the same event twice in one batch: the first one is written
-            seen.add(command.event_id)
             use = await self._directory.store(command.store)
             if use is None:
                 refusals.append(
@@ -194,6 +215,7 @@ class Ingest:
             except InvalidRow as error:
                 refusals.append(Refusal(command.ref, str(error)))
                 continue
+            taken[command.event_id] = digest
             identity = (use.store.name, json.dumps(row, sort_keys=True, default=str))
             first = rows.get(identity)
             if first is not None:
@@ -201,20 +223,26 @@ class Ingest:
                 continue
             rows[identity] = _Prepared(command, use, row)
             prepared.append(rows[identity])
-        return prepared, refusals
+        return prepared, refusals, taken
 
     async def _persist_tenant(
         self, tenant: uuid.UUID, commands: Sequence[Command]
     ) -> list[Refusal]:
-        prepared, refusals = await self._prepare(commands)
+        prepared, refusals, digests = await self._prepare(commands)
         if not prepared:
             return refusals
         late: list[tuple[PendingEdge, str]] = []
         async with self._store.tenant(tenant) as tx:
-            fresh = await claim_events(
-                tx,
-                self._consumer,
-                [c.event_id for p in prepared for c in (p.command, *p.repeats)],
+            fresh, different = await claim_events_with_payloads(tx, self._consumer, digests)
+            refusals.extend(
+                Refusal(
+                    c.ref,
+                    f"{DIFFERENT_PAYLOAD}: event {c.event_id} was processed before with another "
+                    "store or values (an event id names one event; send a new event with a new id)",
+                )
+                for p in prepared
+                for c in (p.command, *p.repeats)
+                if c.event_id in different
             )
             claimed = [p for p in prepared if p.command.event_id in fresh]
             if not claimed:
@@ -369,7 +397,11 @@ class Ingest:
                 tenant=tenant,
                 producer=PRODUCER,
                 event_type=AUDIT,
-                event_id=uuid.uuid5(sources[0], f"audit:{store_name}:{len(sources)}"),
+                # Random, never derived from the source events: a producer that could compute it
+                # could send its own event with this id first and the audit log, which keeps the
+                # first event of an id, would drop this one. Redelivery stays idempotent: the id
+                # is fixed once, in the outbox row committed with the inbox claim of the sources.
+                event_id=uuid.uuid4(),
                 trace=contexts[0] if contexts else None,
             )
             events.append(_outbox(self._audit_topic, tenant, audit))
@@ -443,6 +475,15 @@ def _document_ids(items: Iterable[_Prepared]) -> dict[str, list[str]]:
         if corpus is not None:
             ids[corpus.name].append(key_text(item.row[corpus.id_column]))
     return ids
+
+
+def payload_digest(store: str, values: Mapping[str, Any]) -> str:
+    """The digest of what a persist message asks for (its store and values, canonical JSON): two
+    messages with one event id are one event only when these agree."""
+    text = json.dumps(
+        {"store": store, "values": values}, sort_keys=True, separators=(",", ":"), default=str
+    )
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _json_values(values: Mapping[str, Any]) -> dict[str, Any]:
