@@ -478,8 +478,9 @@ async def remove_world(world: World) -> None:
 
 @pytest.fixture
 async def world(tmp_path: Path) -> AsyncIterator[World]:
-    """A world on the shared stack (services of its own, never the stack's)."""
-    created = await make_world(shared_stack(), tmp_path)
+    """A world on the shared stack (services of its own, never the stack's); its corpus is
+    published (the edge classifier classifies only published corpora)."""
+    created = await make_world(shared_stack(), tmp_path, published=True)
     try:
         yield created
     finally:

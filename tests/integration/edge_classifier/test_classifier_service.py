@@ -55,6 +55,7 @@ class Classifier:
     store: Store
     process: subprocess.Popen[bytes]
     log: Path
+    port: int
 
     async def produce(self, *records: tuple[bytes | None, bytes]) -> None:
         producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap, linger_ms=5, acks="all")
@@ -133,6 +134,7 @@ async def classifier(
     deployment = load_deployment(memory_corpus("", "Memory", suffix), f"test_{suffix}.axon")
     await apply_deployment(owner, deployment, gateway_base_url="http://127.0.0.1:8080")
     corpus = StoreCorpus.from_deployment(deployment, f"Memory_{suffix}")
+    await _set_status(owner, corpus.name, "published")  # only published corpora are classified
     tenant = await owner.fetchval(
         "INSERT INTO mnemo.tenants (name) VALUES ($1) RETURNING tenant_id",
         f"test-classifier-{suffix}",
@@ -178,7 +180,7 @@ async def classifier(
                 what=lambda: f"never ready: {log.read_text()[-3000:]}",
             )
         yield Classifier(
-            suffix, topic, persist_topic, corpus, tenant, kafka_bootstrap, store, process, log
+            suffix, topic, persist_topic, corpus, tenant, kafka_bootstrap, store, process, log, port
         )
     finally:
         if process.poll() is None:
@@ -194,6 +196,10 @@ async def classifier(
         await owner.execute("DELETE FROM mnemo.corpora WHERE corpus_id = $1", corpus.name)
         await owner.execute("DELETE FROM mnemo.tenants WHERE tenant_id = $1", tenant)
         await owner.close()
+
+
+async def _set_status(owner: asyncpg.Connection, corpus: str, status: str) -> None:
+    await owner.execute("UPDATE mnemo.corpora SET status = $2 WHERE corpus_id = $1", corpus, status)
 
 
 def _commands(records: list[Any]) -> list[Envelope[PersistRow]]:
@@ -273,6 +279,7 @@ async def test_an_event_of_a_corpus_dropped_since_it_was_read_is_dead_lettered_a
     owner = await asyncpg.connect(owner_dsn)
     try:
         await apply_deployment(owner, deployment, gateway_base_url="http://127.0.0.1:8080")
+        await _set_status(owner, other.name, "published")
         client = uuid.uuid4()
         river = await classifier.persist(client, "Tietê River", "A river.", other)
         bridge = await classifier.persist(client, "Bridge", "It spans the Tietê River.", other)
@@ -296,4 +303,64 @@ async def test_an_event_of_a_corpus_dropped_since_it_was_read_is_dead_lettered_a
         for store in deployment.stores:
             await owner.execute(f"DROP TABLE IF EXISTS {store_table(store.name)}")
         await owner.execute("DELETE FROM mnemo.corpora WHERE corpus_id = $1", other.name)
+        await owner.close()
+
+
+async def _skipped(classifier: Classifier) -> float:
+    async with httpx.AsyncClient() as client:
+        text = (await client.get(f"http://127.0.0.1:{classifier.port}/metrics")).text
+    line = 'mnemo_classifier_documents_total{outcome="skipped_unpublished"} '
+    rows = [float(row.removeprefix(line)) for row in text.splitlines() if row.startswith(line)]
+    return rows[0] if rows else 0.0
+
+
+async def test_documents_of_draft_and_deprecated_corpora_are_skipped_counted_and_committed(
+    classifier: Classifier, owner_dsn: str
+) -> None:
+    owner = await asyncpg.connect(owner_dsn)
+    made: list[Any] = []
+    try:
+        corpora = {}
+        for status in ("draft", "deprecated"):
+            suffix = uuid.uuid4().hex[:10]
+            deployment = load_deployment(memory_corpus("", "Memory", suffix), f"test_{suffix}.axon")
+            made.append(deployment)
+            await apply_deployment(owner, deployment, gateway_base_url="http://127.0.0.1:8080")
+            corpus = StoreCorpus.from_deployment(deployment, f"Memory_{suffix}")
+            if status == "deprecated":
+                await _set_status(owner, corpus.name, "published")
+                await _set_status(owner, corpus.name, "deprecated")
+            corpora[status] = corpus
+        client = uuid.uuid4()
+        skipped_before = await _skipped(classifier)
+        persisted_before = len(await classifier.read(classifier.persist_topic, 10**6, wait=2))
+        dead_before = len(await classifier.read(classifier.topic + ".dlt", 10**6, wait=2))
+        unpublished = []
+        for corpus in corpora.values():
+            await classifier.persist(client, "Lagoa Santa", "A town.", corpus)
+            cave = await classifier.persist(client, "A cave", "Near Lagoa Santa.", corpus)
+            unpublished.append(classifier.event(cave, corpus.name, corpus.documents.name))
+        lake = await classifier.persist(client, "Lagoa da Pampulha", "A lake.")
+        park = await classifier.persist(client, "A park", "It lies on the Lagoa da Pampulha.")
+        await classifier.produce(
+            *(classifier.record(e) for e in unpublished),
+            classifier.record(classifier.event(park)),
+        )
+        # The published corpus's document after them is classified: their offsets moved on.
+        landed = (await classifier.read(classifier.persist_topic, persisted_before + 1))[
+            persisted_before:
+        ]
+        assert [(c.data.values["from_id"], c.data.values["to_id"]) for c in _commands(landed)] == [
+            (park["id"], lake["id"])
+        ]
+        assert await _skipped(classifier) == skipped_before + 2
+        assert len(await classifier.read(classifier.topic + ".dlt", 10**6, wait=2)) == dead_before
+    finally:
+        for deployment in made:
+            for store_decl in deployment.stores:
+                await owner.execute(f"DROP TABLE IF EXISTS {store_table(store_decl.name)}")
+            await owner.execute(
+                "DELETE FROM mnemo.corpora WHERE corpus_id = ANY($1::text[])",
+                [c.name for c in deployment.corpora],
+            )
         await owner.close()

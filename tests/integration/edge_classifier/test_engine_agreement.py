@@ -50,6 +50,9 @@ class Directory:
     async def corpus(self, corpus_id: str) -> StoreCorpus | None:
         return self._corpus if corpus_id == self._corpus.name else None
 
+    async def status(self, corpus_id: str) -> str | None:
+        return "published" if corpus_id == self._corpus.name else None
+
     def forget(self, corpus_id: str) -> None:
         pass
 

@@ -7,7 +7,11 @@ from collections.abc import Sequence
 
 import pytest
 from mnemo_axon.compiler import load_deployment
-from mnemo_edge_classifier.errors import CorpusGoneError, DocumentRefusedError
+from mnemo_edge_classifier.errors import (
+    CorpusGoneError,
+    CorpusNotPublishedError,
+    DocumentRefusedError,
+)
 from mnemo_edge_classifier.use_cases import (
     ClassifyDocument,
     EdgeClassifier,
@@ -35,11 +39,15 @@ SINGER = str(uuid.uuid4())
 
 
 class Directory:
-    def __init__(self) -> None:
+    def __init__(self, status: str = "published") -> None:
         self.forgotten: list[str] = []
+        self._status = status
 
     async def corpus(self, corpus_id: str) -> StoreCorpus | None:
         return CORPUS if corpus_id == "Memory" else None
+
+    async def status(self, corpus_id: str) -> str | None:
+        return self._status if corpus_id == "Memory" else None
 
     def forget(self, corpus_id: str) -> None:
         self.forgotten.append(corpus_id)
@@ -235,3 +243,14 @@ async def test_a_citation_found_from_either_end_is_one_event() -> None:
     ).edges_for(persisted(poet_values))
     assert [c.data.values for c in from_song] == [c.data.values for c in from_poet]
     assert [c.event_id for c in from_song] == [c.event_id for c in from_poet]
+
+
+@pytest.mark.parametrize("status", ["draft", "deprecated"])
+async def test_a_document_of_a_corpus_that_is_not_published_is_not_classified(status: str) -> None:
+    source = Candidates()
+    case = ClassifyDocument(
+        Directory(status), source, LexicalClassifier(), {"Memory": ("tenant_id",)}
+    )
+    with pytest.raises(CorpusNotPublishedError, match=f"'Memory' is {status}; only published"):
+        await case.edges_for(event(song(str(uuid.uuid4()))))
+    assert source.scopes == []  # no candidate read

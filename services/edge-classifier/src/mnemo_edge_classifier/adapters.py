@@ -4,6 +4,8 @@ read as the read-only role `mnemo_classifier` under the tenant's row-level secur
 from __future__ import annotations
 
 import json
+import math
+import time
 import uuid
 from collections.abc import Sequence
 
@@ -18,34 +20,54 @@ from mnemo_edge_classifier.use_cases import Neighbourhood
 
 
 class RegistryCorpora:
-    """Store corpora from `mnemo.corpora`, cached; a miss re-reads them when the registry changed
-    (so a corpus applied a moment ago is never taken for an unknown one)."""
+    """Store corpora from `mnemo.corpora` and their statuses, cached; a miss re-reads them when the
+    registry changed (so a corpus applied a moment ago is never taken for an unknown one).
 
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    A status is read fresh enough to follow `mnemo corpus publish` and `deprecate`: one that is
+    not `published` is checked against the registry at each lookup (a corpus published a moment
+    ago is classified at once), a `published` one at most every `refresh_seconds` (a deprecated
+    corpus stops being classified within that time)."""
+
+    def __init__(self, pool: asyncpg.Pool, refresh_seconds: float = 1.0) -> None:
         self._pool = pool
+        self._refresh_seconds = refresh_seconds
         self._corpora: dict[str, StoreCorpus] = {}
+        self._statuses: dict[str, str] = {}
         self._fingerprint: tuple[object, ...] | None = None
+        self._checked = -math.inf
 
     async def corpus(self, corpus_id: str) -> StoreCorpus | None:
-        if corpus_id in self._corpora:
-            return self._corpora[corpus_id]
-        fingerprint = await store_corpora_fingerprint(self._pool)
-        if fingerprint != self._fingerprint:
-            rows = await self._pool.fetch(
-                "SELECT corpus_id, definition::text AS definition FROM mnemo.corpora"
-                " WHERE kind = 'store_graph'"
-            )
-            corpora = {}
-            for row in rows:
-                try:
-                    corpora[row["corpus_id"]] = StoreCorpus.from_definition(
-                        json.loads(row["definition"])
-                    )
-                except (StoreError, ValueError, KeyError, TypeError):
-                    continue  # a definition this version cannot read is not a corpus it serves
-            self._corpora = corpora
-            self._fingerprint = fingerprint
+        if corpus_id not in self._corpora:
+            await self._refresh()
         return self._corpora.get(corpus_id)
+
+    async def status(self, corpus_id: str) -> str | None:
+        stale = time.monotonic() - self._checked > self._refresh_seconds
+        if stale or self._statuses.get(corpus_id) != "published":
+            await self._refresh()
+        return self._statuses.get(corpus_id)
+
+    async def _refresh(self) -> None:
+        """Re-read the registry if it changed since it was last read."""
+        fingerprint = await store_corpora_fingerprint(self._pool)
+        self._checked = time.monotonic()
+        if fingerprint == self._fingerprint:
+            return
+        rows = await self._pool.fetch(
+            "SELECT corpus_id, status, definition::text AS definition FROM mnemo.corpora"
+            " WHERE kind = 'store_graph'"
+        )
+        corpora = {}
+        for row in rows:
+            try:
+                corpora[row["corpus_id"]] = StoreCorpus.from_definition(
+                    json.loads(row["definition"])
+                )
+            except (StoreError, ValueError, KeyError, TypeError):
+                continue  # a definition this version cannot read is not a corpus it serves
+        self._corpora = corpora
+        self._statuses = {row["corpus_id"]: row["status"] for row in rows}
+        self._fingerprint = fingerprint
 
     def forget(self, corpus_id: str) -> None:
         """Drop a corpus found stale; the next lookup reads the registry again."""

@@ -1,5 +1,9 @@
 """`mnemo.document.persisted.v1` → `ClassifyDocument` → `mnemo.persist.v1` (thin: decode, bind the
-log context, call the use case, publish). The offset commits after the publishes returned."""
+log context, call the use case, publish). The offset commits after the publishes returned.
+
+A document of a corpus that is not published is skipped: counted
+(`mnemo_classifier_documents_total{outcome="skipped_unpublished"}`), logged with the corpus's
+status, its offset committed like any other."""
 
 from __future__ import annotations
 
@@ -13,12 +17,18 @@ from mnemo_events.tracing import current_traceparent
 from mnemo_telemetry.tracing import classify_span
 from prometheus_client import Counter
 
-from mnemo_edge_classifier.errors import DocumentRefusedError
+from mnemo_edge_classifier.errors import CorpusNotPublishedError, DocumentRefusedError
 from mnemo_edge_classifier.use_cases import ClassifyDocument
 
 log = structlog.get_logger("mnemo_edge_classifier")
 
-DOCUMENTS = Counter("mnemo_classifier_documents_total", "documents classified", ["outcome"])
+DOCUMENTS = Counter(
+    "mnemo_classifier_documents_total",
+    "documents.persisted events handled: classified, refused, skipped_unpublished",
+    ["outcome"],
+)
+for _outcome in ("classified", "refused", "skipped_unpublished"):
+    DOCUMENTS.labels(_outcome)
 EDGES = Counter("mnemo_classifier_edges_total", "edges published to ingest")
 REFUSED_DECISIONS = Counter(
     "mnemo_classifier_decisions_refused_total", "classifier decisions refused before persist"
@@ -47,6 +57,10 @@ def document_handler(
         ):
             try:
                 commands, refused = await use_case.edges_for(envelope, trace=current_traceparent())
+            except CorpusNotPublishedError as error:
+                DOCUMENTS.labels("skipped_unpublished").inc()
+                log.info("document_skipped", status=error.status, reason=str(error))
+                return
             except DocumentRefusedError as error:
                 DOCUMENTS.labels("refused").inc()
                 span.fail(str(error)[:500])

@@ -1,6 +1,7 @@
 """Turning one persisted document into edge rows for ingest (the logic, over ports).
 
-A `document.persisted` event names a corpus and the document's row. The use case finds the corpus,
+A `document.persisted` event names a corpus and the document's row. Only a published corpus's
+documents are classified (a draft or deprecated corpus's are skipped). The use case finds the corpus,
 scopes the search to the document's end-client (the corpus's scope columns), asks the candidate
 source for its candidates and the rarity of its keys, asks the classifier for edges, checks every
 decision against the candidates and the catalog, and returns one persist command per edge with a
@@ -34,7 +35,11 @@ from mnemo_mdn.edge_classification import (
 from mnemo_store import Scope, StoreCorpus
 from mnemo_store.candidates import CandidateDocument
 
-from mnemo_edge_classifier.errors import CorpusGoneError, DocumentRefusedError
+from mnemo_edge_classifier.errors import (
+    CorpusGoneError,
+    CorpusNotPublishedError,
+    DocumentRefusedError,
+)
 
 PRODUCER = "mnemo.edge-classifier"
 
@@ -49,6 +54,10 @@ class Neighbourhood:
 
 class CorpusDirectory(Protocol):
     async def corpus(self, corpus_id: str) -> StoreCorpus | None: ...
+
+    async def status(self, corpus_id: str) -> str | None:
+        """The corpus's registry status (`draft`, `published`, `deprecated`), None if unknown."""
+        ...
 
     def forget(self, corpus_id: str) -> None:
         """The corpus was found stale (`CorpusGoneError`): read it afresh next time."""
@@ -198,7 +207,8 @@ class ClassifyDocument:
     ) -> tuple[list[Envelope[PersistRow]], list[str]]:
         """The persist commands for the document's edges, and the reasons of refused decisions.
 
-        Raises `DocumentRefusedError` for an event that can never be classified.
+        Raises `DocumentRefusedError` for an event that can never be classified, and
+        `CorpusNotPublishedError` for a document of a draft or deprecated corpus (not classified).
         """
         data = envelope.data
         corpus = await self._directory.corpus(data.corpus)
@@ -206,6 +216,9 @@ class ClassifyDocument:
             raise DocumentRefusedError(
                 f"corpus {data.corpus!r} is not a registered store corpus (`mnemo corpus list`)"
             )
+        status = await self._directory.status(data.corpus)
+        if status != "published":
+            raise CorpusNotPublishedError(data.corpus, status or "not registered")
         if data.store != corpus.documents.name:
             raise DocumentRefusedError(
                 f"store {data.store!r} is not the documents store of corpus {data.corpus!r}"
