@@ -76,10 +76,15 @@ EPR_SECONDS: Final = Histogram(
     "Time of one signed Epistemic PageRank computation.",
     buckets=EPR_BUCKETS,
 )
-AUDIT_CHAIN_LENGTH: Final = Gauge(
-    "mnemo_audit_chain_length",
-    "Links in a tenant's audit hash chain (its last sequence number).",
-    ["tenant"],
+AUDIT_ROWS_APPENDED: Final = Counter(
+    "mnemo_audit_rows_appended",
+    "Rows appended to the audit log, every tenant together (no tenant label: /metrics is "
+    "unauthenticated, so it names no tenant and keeps one series however many there are).",
+)
+AUDIT_CHAIN_REGRESSIONS: Final = Counter(
+    "mnemo_audit_chain_regressions",
+    "Appends whose sequence number was not past the head this process last saw for the tenant: "
+    "the chain lost rows at its end. The audit service's log names the tenant.",
 )
 ROWS_PERSISTED: Final = Counter(
     "mnemo_rows_persisted",
@@ -96,7 +101,8 @@ METRIC_NAMES: Final = (
     "mnemo_navigate_duration_seconds",
     "mnemo_graph_cache_requests_total",
     "mnemo_epr_seconds",
-    "mnemo_audit_chain_length",
+    "mnemo_audit_rows_appended_total",
+    "mnemo_audit_chain_regressions_total",
     "mnemo_rows_persisted_total",
 )
 """The exposed names (counters gain `_total`), as deploy/prometheus/METRICS.md lists them."""

@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Sequence
 
 import asyncpg
+import structlog
 from fastapi import FastAPI
 from mnemo_auth import TokenVerifier
 from mnemo_events import AuditRecorded
@@ -16,7 +17,7 @@ from mnemo_events.provisioning import ensure_topics
 from mnemo_events.readiness import broker_reachable, partitions_ready
 from mnemo_store.audit_log import AuditLog, NewAuditEvent
 from mnemo_telemetry.asgi import HttpMetricsMiddleware, fastapi_telemetry
-from mnemo_telemetry.metrics import AUDIT_CHAIN_LENGTH
+from mnemo_telemetry.metrics import AUDIT_CHAIN_REGRESSIONS, AUDIT_ROWS_APPENDED
 from mnemo_telemetry.probes import probe_router
 from mnemo_telemetry.service import ServiceRuntime
 from mnemo_telemetry.sql import trace_queries
@@ -25,9 +26,10 @@ from mnemo_telemetry.tracing import configure_tracing_from
 from mnemo_audit.routes import audit_router
 from mnemo_audit.settings import Settings
 from mnemo_audit.subscribers import audit_handler
-from mnemo_audit.use_cases import AppendAuditEvents, AuditReader
+from mnemo_audit.use_cases import AppendAuditEvents, AuditReader, ChainHeads
 
 SERVICE = "audit"
+log = structlog.get_logger("mnemo_audit")
 
 
 class _Appender:
@@ -35,6 +37,7 @@ class _Appender:
 
     def __init__(self) -> None:
         self.log: AuditLog | None = None
+        self._heads = ChainHeads()
 
     def _open(self) -> AuditLog:
         if self.log is None:
@@ -48,8 +51,18 @@ class _Appender:
         self, tenant: uuid.UUID, events: Sequence[NewAuditEvent]
     ) -> dict[uuid.UUID, int]:
         appended = await self._open().append(tenant, events)
-        if appended:
-            AUDIT_CHAIN_LENGTH.labels(tenant=str(tenant)).set(max(appended.values()))
+        # Metrics are served without authentication: counts of every tenant together, never a
+        # tenant id. Which tenant lost rows goes to the log only.
+        AUDIT_ROWS_APPENDED.inc(len(appended))
+        seen = self._heads.advance(tenant, list(appended.values()))
+        if seen is not None:
+            AUDIT_CHAIN_REGRESSIONS.inc()
+            log.error(
+                "audit chain lost rows at its end: run `mnemo audit verify` for the tenant",
+                tenant=str(tenant),
+                head_seen=seen,
+                appended_from=min(appended.values()),
+            )
         return appended
 
 

@@ -113,6 +113,27 @@ class AppendAuditEvents:
         return False
 
 
+class ChainHeads:
+    """The last seq this process appended per tenant, to notice a chain that lost its end.
+
+    The database gives each new row the tenant's last seq + 1, so a new seq at or below one seen
+    before means rows at the end were removed (or a backup restored). Another replica appending in
+    between only moves the head forward, so it never looks like a loss.
+    """
+
+    def __init__(self) -> None:
+        self._heads: dict[uuid.UUID, int] = {}
+
+    def advance(self, tenant: uuid.UUID, seqs: Sequence[int]) -> int | None:
+        """Record the seqs just appended; the head seen before when they do not pass it, else
+        None."""
+        if not seqs:
+            return None
+        before = self._heads.get(tenant, 0)
+        self._heads[tenant] = max(seqs)
+        return before if min(seqs) <= before else None
+
+
 async def audit_page(
     reader: AuditReader,
     tenant: uuid.UUID,
