@@ -170,7 +170,7 @@ def test_no_request_widens_a_pinned_scope(
     asyncio.run(_attack(arena, where, value, owner_dsn))
 
 
-EMPTY_CLIENT_CLAIMS = ({}, [], "", 0, False, None, {"tenant_id": ""})
+EMPTY_CLIENT_CLAIMS: tuple[object, ...] = ({}, [], "", 0, False, None, {"tenant_id": ""})
 
 
 async def _with_empty_claim(arena: Arena, claim: object) -> list[int]:
