@@ -127,3 +127,20 @@ async def test_the_probe_only_app_is_never_traced(exported: InMemorySpanExporter
         for path in ("/healthz", "/readyz", "/metrics"):
             assert (await http.get(path)).status_code == 200
     assert exported.get_finished_spans() == ()
+
+
+async def test_an_invented_method_adds_no_series_of_its_own() -> None:
+    """Any caller, without a token, could send `FOO1`, `FOO2`, …: one new series each, served on
+    /metrics and kept in memory for ever."""
+    async with client() as http:
+        for method in ("FOO1", "FOO2", "PROPFIND"):
+            await http.request(method, "/nothing")
+    names = {
+        sample.labels["method"]
+        for metric in REGISTRY.collect()
+        if metric.name == "mnemo_http_request_duration_seconds"
+        for sample in metric.samples
+        if sample.labels.get("service") == SERVICE
+    }
+    assert not names & {"FOO1", "FOO2", "PROPFIND"}
+    assert "other" in names

@@ -5,7 +5,9 @@
   uses Mnemo's tracer provider, skips the probes, and adds no per-dependency spans, no OpenTelemetry
   metrics and no OpenTelemetry log records (Prometheus and structlog own those);
 - metrics: `HttpMetricsMiddleware`, `mnemo_http_request_duration_seconds` by route template
-  (never the raw path; `unmatched` when no route matched), method and status.
+  (never the raw path; `unmatched` when no route matched), method (`other` for a method outside
+  the standard ones, which any unauthenticated caller could otherwise invent, a new series each)
+  and status.
 
     app = FastAPI(telemetry=fastapi_telemetry(tracing))
     app.add_middleware(HttpMetricsMiddleware, service="navigator")
@@ -30,6 +32,8 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 UNTRACED_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
 UNMATCHED = "unmatched"
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+OTHER_METHOD = "other"
 
 
 def is_probe(scope: MutableMapping[str, Any]) -> bool:
@@ -61,6 +65,8 @@ class HttpMetricsMiddleware:
             await self.app(scope, receive, send)
             return
         method = str(scope.get("method", "GET"))
+        if method not in METHODS:
+            method = OTHER_METHOD
         status = 500
         started = time.perf_counter()
 
