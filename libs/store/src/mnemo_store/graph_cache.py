@@ -13,24 +13,44 @@ An entry may keep the rows its graph was built from (`refresh.GraphRows`, with t
 were read in): a stale entry is then refreshed from the rows changed since, not reloaded. `advance`
 keeps them as they are: the reinforced rows are newer than their snapshot, so the next refresh
 reads them again.
+
+The cache is shared by tenants, and a read token chooses its scope (`where:`), so each distinct
+filter would be a new entry: two bounds keep one caller from taking it over. A tenant holds at
+most `tenant_share` of `max_bytes`, and at most `scopes_per_corpus` scopes of one corpus; an entry
+that passes either bound evicts that tenant's (or that tenant's corpus's) least recently used
+entries first, never another tenant's. Only when the whole cache is over `max_bytes` do the least
+recently used entries of any tenant go. The size counted for a graph (`graph_bytes`) is what it
+holds once navigated: its arrays, strings, id index and term index (built by the sizing, which the
+first navigation would build anyway), within about 25% of what tracemalloc measures.
 """
 
 from __future__ import annotations
 
+import itertools
 import sys
 import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Final
 
 import numpy as np
 from mnemo_mdn.graph import CorpusGraph
 from mnemo_mdn.incremental import GraphChange
+from mnemo_mdn.relevance import TERMS_MEMO, TermIndex, term_index
 
 from mnemo_store.refresh import GraphRows
 
 CacheKey = tuple[uuid.UUID, str, str]
+"""(tenant, corpus, scope digest)."""
+
+ENTRY_BYTES: Final = 4096
+"""What every graph holds whatever its size: the objects around its arrays (numpy headers, the
+memo dict, diagnostics, the entry and its key), counted once per graph."""
+_TERM_SAMPLE: Final = 1024
+"""Terms whose string sizes are read to size them all (reading every one of a large vocabulary
+would cost more than the rest of the sizing)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,25 +62,44 @@ class CachedGraph:
 
 
 def graph_bytes(graph: CorpusGraph) -> int:
-    """An estimate of the memory a graph holds: its arrays, its strings, its id index."""
+    """An estimate of the memory a graph holds once navigated: its arrays, its strings, its id
+    index and its term index (built here if the graph has none yet: the first navigation would
+    build it anyway, and with long bodies it is as large as the bodies themselves)."""
     strings = _strings_bytes(graph, range(graph.n_documents))
-    return _fixed_bytes(graph) + strings
+    return _fixed_bytes(graph) + strings + term_index_bytes(term_index(graph))
 
 
 def refreshed_graph_bytes(previous: CachedGraph, graph: CorpusGraph, change: GraphChange) -> int:
     """`graph_bytes(graph)` for a graph refreshed from `previous`'s by `change`, reading only the
     strings of the documents that changed (all of them cost 0.1-0.3 s at 100k documents)."""
     old = previous.graph
-    strings = previous.nbytes - rows_bytes(previous.rows) - _fixed_bytes(old)
+    strings = previous.nbytes - rows_bytes(previous.rows) - _fixed_bytes(old) - _terms_held(old)
     replaced = np.isin(change.moved, change.changed) | (change.moved < 0)
     strings -= _strings_bytes(old, np.flatnonzero(replaced).tolist())
     strings += _strings_bytes(graph, change.changed.tolist())
-    return _fixed_bytes(graph) + strings
+    return _fixed_bytes(graph) + strings + term_index_bytes(term_index(graph))
+
+
+def term_index_bytes(index: TermIndex) -> int:
+    """The term index's postings (documents and counts per term and document: about the size of
+    the text itself), its lengths, and its vocabulary: the dict, each term's string (sized from a
+    sample) and its row number."""
+    postings = {id(p): p for p in (index.postings, index.title_postings)}.values()
+    arrays = sum(int(array.nbytes) for p in postings for array in (p.starts, p.documents, p.counts))
+    terms = index.terms
+    sample = [sys.getsizeof(term) for term in itertools.islice(terms, _TERM_SAMPLE)]
+    per_term = sum(sample) / len(sample) + sys.getsizeof(2**20) if sample else 0
+    return arrays + int(index.lengths.nbytes) + sys.getsizeof(terms) + int(per_term * len(terms))
+
+
+def _terms_held(graph: CorpusGraph) -> int:
+    held = graph.memoised(TERMS_MEMO)
+    return term_index_bytes(held) if isinstance(held, TermIndex) else 0
 
 
 def _fixed_bytes(graph: CorpusGraph) -> int:
-    """The arrays (twice: memoised derived arrays, adjacency and term index, roughly double the
-    edge arrays) and the id index's slots."""
+    """The arrays (twice: memoised derived arrays, adjacency, polarity and EPR, roughly double the
+    edge arrays), the id index's slots and the per-graph objects (`ENTRY_BYTES`)."""
     arrays = sum(
         int(array.nbytes)
         for array in (
@@ -73,7 +112,7 @@ def _fixed_bytes(graph: CorpusGraph) -> int:
         )
         if isinstance(array, np.ndarray)
     )
-    return arrays * 2 + 8 * 3 * graph.n_documents
+    return arrays * 2 + 8 * 3 * graph.n_documents + ENTRY_BYTES
 
 
 def _strings_bytes(graph: CorpusGraph, positions: Iterable[int]) -> int:
@@ -95,23 +134,59 @@ def rows_bytes(rows: GraphRows | None) -> int:
 
 
 class GraphCache:
-    """LRU by bytes; safe to use from the event loop and from worker threads."""
+    """LRU by bytes, with a share per tenant and a number of scopes per (tenant, corpus); safe to
+    use from the event loop and from worker threads.
 
-    def __init__(self, max_bytes: int) -> None:
+    `tenant_share`: the fraction of `max_bytes` one tenant may hold (1: no share). `scopes_per_corpus`:
+    how many scopes of one corpus one tenant may have cached (None: no bound)."""
+
+    def __init__(
+        self,
+        max_bytes: int,
+        *,
+        tenant_share: float = 1.0,
+        scopes_per_corpus: int | None = None,
+    ) -> None:
+        if not 0.0 < tenant_share <= 1.0:
+            raise ValueError(f"tenant_share is {tenant_share}; it must be in (0, 1]")
+        if scopes_per_corpus is not None and scopes_per_corpus < 1:
+            raise ValueError(f"scopes_per_corpus is {scopes_per_corpus}; it must be at least 1")
         self._max_bytes = max_bytes
+        self._tenant_bytes_bound = int(max_bytes * tenant_share)
+        self._scopes_per_corpus = scopes_per_corpus
         self._entries: OrderedDict[CacheKey, CachedGraph] = OrderedDict()
+        # The same keys, least recently used first, per tenant and per (tenant, corpus); a tenant
+        # or corpus without entries has no item here (nothing outlives the last entry).
+        self._by_tenant: dict[uuid.UUID, OrderedDict[CacheKey, None]] = {}
+        self._by_corpus: dict[tuple[uuid.UUID, str], OrderedDict[CacheKey, None]] = {}
+        self._tenant_bytes: dict[uuid.UUID, int] = {}
         self._bytes = 0
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+        self.evictions = 0
 
     @property
     def max_bytes(self) -> int:
         return self._max_bytes
 
     @property
+    def tenant_max_bytes(self) -> int:
+        """The most one tenant's entries may add up to."""
+        return self._tenant_bytes_bound
+
+    @property
     def nbytes(self) -> int:
         return self._bytes
+
+    def tenant_nbytes(self, tenant: uuid.UUID) -> int:
+        with self._lock:
+            return self._tenant_bytes.get(tenant, 0)
+
+    def keys_by_age(self) -> list[CacheKey]:
+        """The cached keys, least recently used first."""
+        with self._lock:
+            return list(self._entries)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -123,7 +198,7 @@ class GraphCache:
             if entry is None or entry.revision != revision:
                 self.misses += 1
                 return None
-            self._entries.move_to_end(key)
+            self._touch(key)
             self.hits += 1
             return entry
 
@@ -173,17 +248,50 @@ class GraphCache:
             self._store(key, CachedGraph(graph, to_revision, old.nbytes, old.rows), old)
             return True
 
+    # -- under the lock
+
     def _store(self, key: CacheKey, entry: CachedGraph, old: CachedGraph | None) -> None:
-        if entry.nbytes > self._max_bytes:
-            if old is not None:
-                del self._entries[key]
-                self._bytes -= old.nbytes
-            return
         if old is not None:
-            self._bytes -= old.nbytes
+            self._remove(key)
+        if entry.nbytes > self._tenant_bytes_bound:
+            return  # larger than a tenant may hold: never cached
+        tenant, corpus, _ = key
         self._entries[key] = entry
-        self._entries.move_to_end(key)
+        self._by_tenant.setdefault(tenant, OrderedDict())[key] = None
+        self._by_corpus.setdefault((tenant, corpus), OrderedDict())[key] = None
+        self._tenant_bytes[tenant] = self._tenant_bytes.get(tenant, 0) + entry.nbytes
         self._bytes += entry.nbytes
-        while self._bytes > self._max_bytes and self._entries:
-            _, evicted = self._entries.popitem(last=False)
-            self._bytes -= evicted.nbytes
+        scopes = self._by_corpus[(tenant, corpus)]
+        while self._scopes_per_corpus is not None and len(scopes) > self._scopes_per_corpus:
+            self._evict(next(iter(scopes)))
+        mine = self._by_tenant[tenant]
+        while self._tenant_bytes[tenant] > self._tenant_bytes_bound:
+            self._evict(next(iter(mine)))
+        while self._bytes > self._max_bytes:
+            self._evict(next(iter(self._entries)))
+
+    def _touch(self, key: CacheKey) -> None:
+        tenant, corpus, _ = key
+        self._entries.move_to_end(key)
+        self._by_tenant[tenant].move_to_end(key)
+        self._by_corpus[(tenant, corpus)].move_to_end(key)
+
+    def _evict(self, key: CacheKey) -> None:
+        self._remove(key)
+        self.evictions += 1
+
+    def _remove(self, key: CacheKey) -> None:
+        tenant, corpus, _ = key
+        entry = self._entries.pop(key)
+        self._bytes -= entry.nbytes
+        held = self._tenant_bytes[tenant] - entry.nbytes
+        mine = self._by_tenant[tenant]
+        del mine[key]
+        if mine:
+            self._tenant_bytes[tenant] = held
+        else:
+            del self._by_tenant[tenant], self._tenant_bytes[tenant]
+        scopes = self._by_corpus[(tenant, corpus)]
+        del scopes[key]
+        if not scopes:
+            del self._by_corpus[(tenant, corpus)]

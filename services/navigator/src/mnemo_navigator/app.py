@@ -103,7 +103,12 @@ def build_navigator(
         limits=LoadLimits(max_documents=settings.max_documents, max_edges=settings.max_edges),
         tenant_cache_seconds=settings.tenant_cache_seconds,
     )
-    return Navigator(database, database, GraphCache(settings.cache_max_bytes), policy)
+    cache = GraphCache(
+        settings.cache_max_bytes,
+        tenant_share=settings.cache_tenant_share,
+        scopes_per_corpus=settings.cache_scopes_per_corpus,
+    )
+    return Navigator(database, database, cache, policy)
 
 
 def create_app(
@@ -148,6 +153,7 @@ def create_app(
     app.add_middleware(HttpMetricsMiddleware, service=SERVICE)
     app.include_router(probe_router(SERVICE, checks, stopping))
     app.include_router(api_router(navigator, verifier))
+    app.state.navigator = navigator  # its graph cache, for tests that look inside
     install_error_handlers(app, _UNAVAILABLE)
 
     async def start() -> None:

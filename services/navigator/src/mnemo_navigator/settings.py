@@ -46,6 +46,13 @@ class Settings(BaseSettings):
     cache_max_bytes: int = Field(default=2 * 1024**3, ge=0)
     """Bound of the graph cache (0 turns it off). 2 GiB holds a million-document graph (about
     800 MB counted with its merge rows) beside smaller ones; see the README."""
+    cache_tenant_share: float = Field(default=0.5, gt=0, le=1)
+    """The fraction of `cache_max_bytes` one tenant's graphs may hold: a tenant flooding the
+    cache with scopes evicts its own graphs, never more than this share of everyone else's (1: no
+    share, for a single-tenant deployment)."""
+    cache_scopes_per_corpus: int = Field(default=64, ge=1)
+    """How many scopes (distinct `where:` filters and pinned client scopes) of one corpus one
+    tenant may have cached; one more evicts that tenant's least recently used scope of the corpus."""
     default_budget: int = Field(default=5, ge=1, le=1000)
     max_documents: int = Field(default=2_000_000, ge=1)
     max_edges: int = Field(default=10_000_000, ge=0)

@@ -294,8 +294,15 @@ class Navigator:
         self._catalogue = catalogue
         self._cache = cache
         self._policy = policy
-        self._corpora: dict[tuple[str, str], StoreCorpus] = {}
+        # Per corpus id, the definition last parsed and its StoreCorpus (one item per registered
+        # corpus: a new definition replaces the old one). Nothing here is keyed by scope: every
+        # per-scope graph lives in the cache alone, so an eviction releases it.
+        self._corpora: dict[str, tuple[str, StoreCorpus]] = {}
         self._tenants_seen: dict[uuid.UUID, float] = {}
+
+    @property
+    def cache(self) -> GraphCache:
+        return self._cache
 
     # -- shared steps
 
@@ -329,9 +336,9 @@ class Navigator:
                 f"(an operator publishes it with `mnemo corpus publish {corpus_id}`)"
             )
         version = json.dumps(entry.definition, sort_keys=True, default=str)
-        cached = self._corpora.get((corpus_id, version))
-        if cached is not None:
-            return cached
+        cached = self._corpora.get(corpus_id)
+        if cached is not None and cached[0] == version:
+            return cached[1]
         try:
             corpus = StoreCorpus.from_definition(entry.definition)
         except (NotAStoreCorpusError, StoreError) as error:
@@ -339,7 +346,7 @@ class Navigator:
                 f"corpus {corpus_id!r} is a {entry.kind} corpus; the navigator serves store "
                 f"corpora (corpus … from axonstore): {error}"
             ) from error
-        self._corpora[(corpus_id, version)] = corpus
+        self._corpora[corpus_id] = (version, corpus)
         return corpus
 
     def scope_for(
