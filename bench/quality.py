@@ -5,7 +5,10 @@ Data (`--data DIR`, `--format`):
   `{title, text}`) and `questions.json` (MuSiQue records: `question`, `paragraphs` with
   `is_supporting`, `question_decomposition` giving the hops in order);
 - `simple`: `corpus.json` = list of `{title, text}`, `questions.json` = list of
-  `{question, supporting_titles}` (the titles in hop order; every passage bearing one supports it).
+  `{question, supporting_titles}` (the titles in hop order; every passage bearing one supports it),
+  e.g. the vendored 2WikiMultiHopQA subset (`bench/data/twowiki`).
+`--dataset musique|twowiki` names a vendored one (its directory and format); `--data` and
+`--format` override it.
 
 Modes:
 - `engine`: everything in process: the edge classifier's pure function over the whole corpus
@@ -26,7 +29,8 @@ hop order) that one edge joins, either way. A JSON report goes to `--out`.
 `--edges-out FILE` also writes the edges navigated over (`[source, target, type, weight]`, sorted):
 what tells an engine run and a service run apart when their recall differs.
 
-Usage: python bench/quality.py [--data DIR] [--format musique|simple] [--mode engine|service]
+Usage: python bench/quality.py [--dataset musique|twowiki] [--data DIR] [--format musique|simple]
+       [--mode engine|service]
        [--direction out|both] [--budget 5] [--out bench/results/quality.json] [--edges-out FILE]
 """
 
@@ -51,6 +55,12 @@ from mnemo_mdn.relevance import query_view
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT / "bench" / "data" / "musique"
+TWOWIKI_DATA = ROOT / "bench" / "data" / "twowiki"
+DATASETS: dict[str, tuple[Path, str]] = {
+    "musique": (DEFAULT_DATA, "musique"),
+    "twowiki": (TWOWIKI_DATA, "simple"),
+}
+"""The vendored datasets (`--dataset`): directory and format."""
 SYSTEMS = ("bm25", "navigate", "navigate_no_edges")
 SPLITS = ("all", "tune", "held_out")
 DIRECTION: Direction = "both"
@@ -244,8 +254,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="\n".join((__doc__ or "").splitlines()[2:]),
     )
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--format", choices=sorted(LOADERS), default="musique")
+    parser.add_argument("--dataset", choices=sorted(DATASETS), default="musique")
+    parser.add_argument("--data", type=Path, help="default: the dataset's directory")
+    parser.add_argument("--format", choices=sorted(LOADERS), help="default: the dataset's format")
     parser.add_argument("--mode", choices=("engine", "service"), default="engine")
     parser.add_argument(
         "--direction",
@@ -257,7 +268,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--edges-out", type=Path, help="also write the edges here (JSON)")
     args = parser.parse_args(argv)
 
-    dataset = LOADERS[args.format](args.data)
+    data, data_format = DATASETS[args.dataset]
+    dataset = LOADERS[args.format or data_format](args.data or data)
     started = time.perf_counter()
     if args.mode == "engine":
         results, edges = run_engine(

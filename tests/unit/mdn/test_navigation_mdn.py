@@ -21,6 +21,7 @@ from mnemo_mdn import (
     navigate,
 )
 from mnemo_mdn.frontier import negative_incidence
+from mnemo_mdn.mdn_mode import NAMED_BOOST
 from mnemo_mdn.relations import Polarity
 
 
@@ -88,7 +89,8 @@ def test_the_seed_reports_its_own_gain_and_the_relevance_times_trust_it_ranks_wi
 ) -> None:
     seed = navigate(fork, "alpha beta", seed="s", budget=1).hits[0]
     assert seed.gain == pytest.approx(idf(3, 1))
-    assert seed.score == pytest.approx(1.0 * trust_factor(fork, "s"))
+    # The query names `s` by its title `alpha`: its relevance (1.0) counts 1 + NAMED_BOOST times.
+    assert seed.score == pytest.approx((1.0 + NAMED_BOOST) * trust_factor(fork, "s"))
     assert seed.via is None
     assert seed.epr == pytest.approx(float(epr(fork).epr[0]))
 

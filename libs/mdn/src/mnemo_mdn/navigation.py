@@ -22,7 +22,7 @@ from mnemo_mdn.graph import CorpusGraph, Edge
 from mnemo_mdn.memory import Memory, apply_memory, bias_vector, recent
 from mnemo_mdn.params import DEFAULT_PARAMS, MdnParams
 from mnemo_mdn.relations import RELATION_TYPES
-from mnemo_mdn.relevance import QueryView, query_view, title_view
+from mnemo_mdn.relevance import QueryView, named_by_query, query_view, title_view
 from mnemo_mdn.signed_pagerank import epr
 from mnemo_mdn.walk import Walk, WalkInputs
 
@@ -139,6 +139,11 @@ def navigate(
         epr=scores,
         bias=bias_vector(remembered, history, params),
         view=view,
+        named=(
+            named_by_query(remembered, query, view)
+            if mode == "mdn"
+            else np.zeros(len(view.candidates), dtype=bool)
+        ),
     )
     result = mdn_mode.walk(inputs) if mode == "mdn" else axon_mode.walk(inputs)
     return _assemble(remembered, query, mode, result, inputs, scores.iterations)

@@ -17,9 +17,10 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from mnemo_mdn.edge_classification import FUNCTION_WORDS, QUALIFIER
 from mnemo_mdn.graph import STRUCTURAL_MEMO_PREFIX, CorpusGraph, FloatArray, IndexArray
 from mnemo_mdn.params import MdnParams
-from mnemo_mdn.tokenization import many_token_lists, tokens
+from mnemo_mdn.tokenization import many_token_lists, token_list, tokens
 
 BoolMatrix = npt.NDArray[np.bool_]
 
@@ -204,6 +205,60 @@ def query_view(graph: CorpusGraph, query: str, params: MdnParams) -> QueryView:
             relevance[candidates] = bm25 / top
     relevance.setflags(write=False)
     return QueryView(terms, weights, candidates, contains, relevance)
+
+
+#: Qualifier tokens (`(1917 film)`: 2) a title may carry beyond the words a query names it by.
+_MOST_QUALIFIER_TOKENS: Final = 4
+
+
+def title_term_counts(graph: CorpusGraph) -> npt.NDArray[np.int64]:
+    """How many distinct tokens each document's title has, from the term index's title postings."""
+    index = term_index(graph)
+    return graph.memo(
+        f"{STRUCTURAL_MEMO_PREFIX}title_terms",
+        lambda: np.bincount(index.title_postings.documents, minlength=graph.n_documents),
+    )
+
+
+def named_by_query(graph: CorpusGraph, query: str, view: QueryView) -> npt.NDArray[np.bool_]:
+    """For each of `view`'s candidates: whether the query names it by its title, as written or
+    without its qualifier (`edge_classification.QUALIFIER`: `Dark River (2017 film)` is named by
+    `dark river`), as whole consecutive tokens, and the name has a word that is not a function
+    word (a title `The Who` is not named by `... the director who ...`: not consecutive; `The`
+    alone names nothing).
+
+    Only documents whose title has a query term are read: those whose every title token is in the
+    query, or, when the title has a qualifier, all but a few."""
+    named = np.zeros(len(view.candidates), dtype=bool)
+    sequence = token_list(query)
+    if not sequence or not len(view.candidates):
+        return named
+    index = term_index(graph)
+    postings = [index.titles_with(term) for term in set(sequence)]
+    if not any(len(docs) for docs in postings):
+        return named
+    documents, in_query = np.unique(np.concatenate(postings), return_counts=True)
+    in_title = title_term_counts(graph)[documents]
+    phrase = f" {' '.join(sequence)} "
+    for document, found, total in zip(
+        documents.tolist(), in_query.tolist(), in_title.tolist(), strict=True
+    ):
+        title = graph.titles[document]
+        if found < total and not (total - found <= _MOST_QUALIFIER_TOKENS and "(" in title):
+            continue
+        names = (" ".join(token_list(title)), " ".join(token_list(QUALIFIER.sub(" ", title))))
+        if any(_holds_name(phrase, name) for name in names):
+            row = int(view.rows_of(np.array([document], dtype=np.int64))[0])
+            if row >= 0:
+                named[row] = True
+    return named
+
+
+def _holds_name(phrase: str, name: str) -> bool:
+    """Whether `phrase` (tokens, space-padded) holds `name` (tokens) whole, and `name` has a
+    word that is not a function word."""
+    words = name.split()
+    return any(w not in FUNCTION_WORDS for w in words) and f" {name} " in phrase
 
 
 def title_view(graph: CorpusGraph, query: str, relevance: FloatArray) -> QueryView:

@@ -31,6 +31,7 @@ class WalkInputs:
     epr: EprResult
     bias: FloatArray  # b(d), largest value 1 (zeros without memory)
     view: QueryView
+    named: npt.NDArray[np.bool_]  # per candidate of `view`: the query names it by its title
 
 
 @dataclass(frozen=True, slots=True)
