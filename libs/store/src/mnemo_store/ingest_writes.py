@@ -71,9 +71,29 @@ async def claim_events_with_payloads(
     """Claim each event of `digests` (event id → digest of its payload) for `consumer`; returns the
     ids claimed now and, of the others (processed before), those whose earlier payload was a
     different one. An event processed before its payload was recorded counts as different."""
-    fresh = await claim_events(tx, consumer, list(digests))
+    if not digests:
+        return set(), set()
     marks = consumer + PAYLOAD_MARKS
-    await claim_events(tx, marks, [payload_mark(e, digests[e]) for e in fresh])
+    ids = sorted(digests)
+    # One statement: the ids claimed now get their payload marks (in id order, like every claim).
+    rows = await tx._open().fetch(
+        "WITH claimed AS ("
+        " INSERT INTO mnemo.inbox (axon_tenant, consumer, event_id)"
+        " SELECT $1, $2, e FROM unnest($4::uuid[]) AS e ORDER BY e"
+        " ON CONFLICT DO NOTHING RETURNING event_id),"
+        " marked AS ("
+        " INSERT INTO mnemo.inbox (axon_tenant, consumer, event_id)"
+        " SELECT $1, $3, u.m FROM unnest($4::uuid[], $5::uuid[]) AS u (e, m)"
+        " JOIN claimed ON claimed.event_id = u.e ORDER BY u.m"
+        " ON CONFLICT DO NOTHING)"
+        " SELECT event_id FROM claimed",
+        tx.tenant_id,
+        consumer,
+        marks,
+        ids,
+        [payload_mark(e, digests[e]) for e in ids],
+    )
+    fresh = {row["event_id"] for row in rows}
     again = {e: payload_mark(e, d) for e, d in digests.items() if e not in fresh}
     if not again:
         return fresh, set()
