@@ -208,7 +208,7 @@ def query_view(graph: CorpusGraph, query: str, params: MdnParams) -> QueryView:
 
 
 #: Qualifier tokens (`(1917 film)`: 2) a title may carry beyond the words a query names it by.
-_MOST_QUALIFIER_TOKENS: Final = 4
+_MOST_QUALIFIER_TOKENS: Final = 3
 
 
 def title_term_counts(graph: CorpusGraph) -> npt.NDArray[np.int64]:
@@ -227,8 +227,8 @@ def named_by_query(graph: CorpusGraph, query: str, view: QueryView) -> npt.NDArr
     word (a title `The Who` is not named by `... the director who ...`: not consecutive; `The`
     alone names nothing).
 
-    Only documents whose title has a query term are read: those whose every title token is in the
-    query, or, when the title has a qualifier, all but a few."""
+    Only the titles of documents whose title tokens are all in the query, or all but a few (a
+    qualifier's), are read: numpy finds them from the title postings of the query's terms."""
     named = np.zeros(len(view.candidates), dtype=bool)
     sequence = token_list(query)
     if not sequence or not len(view.candidates):
@@ -238,14 +238,15 @@ def named_by_query(graph: CorpusGraph, query: str, view: QueryView) -> npt.NDArr
     if not any(len(docs) for docs in postings):
         return named
     documents, in_query = np.unique(np.concatenate(postings), return_counts=True)
-    in_title = title_term_counts(graph)[documents]
+    missing = title_term_counts(graph)[documents] - in_query
     phrase = f" {' '.join(sequence)} "
-    for document, found, total in zip(
-        documents.tolist(), in_query.tolist(), in_title.tolist(), strict=True
+    shortlist = missing <= _MOST_QUALIFIER_TOKENS
+    for document, left in zip(
+        documents[shortlist].tolist(), missing[shortlist].tolist(), strict=True
     ):
         title = graph.titles[document]
-        if found < total and not (total - found <= _MOST_QUALIFIER_TOKENS and "(" in title):
-            continue
+        if left and QUALIFIER.search(title) is None:
+            continue  # title tokens the query lacks, and no qualifier they could be
         names = (" ".join(token_list(title)), " ".join(token_list(QUALIFIER.sub(" ", title))))
         if any(_holds_name(phrase, name) for name in names):
             row = int(view.rows_of(np.array([document], dtype=np.int64))[0])
