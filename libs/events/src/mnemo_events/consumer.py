@@ -19,7 +19,9 @@ start processes them again.
 Telemetry (one instrumentation: the runtime's, nothing in FastStream): each record is handled
 inside its own `process <topic>` consumer span, a child of the producer's trace context from the
 record's headers, and `Received.context` is that span's context, so everything a handler does for
-the record joins the producer's trace. Per consumer it records the contract metrics
+the record joins the producer's trace. When the sampler drops the record (its producer's context is
+not sampled, under a parent-based sampler) no span is made: `Received.context` is the producer's
+context itself, which still carries the trace id. Per consumer it records the contract metrics
 (deploy/prometheus/METRICS.md): `mnemo_handler_duration_seconds` per batch (commit included),
 `mnemo_messages_total` and `mnemo_dead_letters_total` per record (reason codes from `reason_code`),
 and `mnemo_consumer_lag` per partition after each commit.
@@ -196,7 +198,8 @@ class Consumer(Generic[DataT]):
                     spans[where] = self._span(delivery, context_from_headers(delivery.headers))
                     continue
                 span = spans[where] = self._span(delivery, item.context)
-                span.set(tenant=str(item.envelope.tenant), event_id=str(item.envelope.event_id))
+                if span.recording:
+                    span.set(tenant=str(item.envelope.tenant), event_id=str(item.envelope.event_id))
                 received.append(
                     Received(envelope=item.envelope, delivery=delivery, context=span.context)
                 )

@@ -7,8 +7,9 @@ Pass `trace_queries` as the `init` of every pool a service opens:
 asyncpg calls the logger after each `execute` / `fetch*` statement (in the context of the code
 that ran it, with the statement's elapsed time), and it becomes a client span named like
 `INSERT mnemo.outbox`, back-dated to when the statement started, under the span that was current
-when the statement ran. A statement outside any traced work (readiness pings, the outbox relay's
-polling) makes no span, so probes and idle loops never fill the trace store. COPY and prepared
+when the statement ran. A statement outside any recorded span (readiness pings, the outbox relay's
+polling, and work the sampler dropped) makes no span and costs one check, so probes, idle loops
+and unsampled records never fill the trace store nor spend CPU on it. COPY and prepared
 statements are not in asyncpg's query log and make no span.
 """
 
@@ -56,8 +57,7 @@ def span_name(query: str) -> tuple[str, str | None]:
 
 def record_query(record: Any) -> None:
     """asyncpg query-logger callback: one client span for one finished statement."""
-    parent = trace.get_current_span()
-    if not parent.get_span_context().is_valid:
+    if not trace.get_current_span().is_recording():
         return
     query = str(record.query)
     operation, table = span_name(query)

@@ -12,17 +12,25 @@ and the spans Mnemo's work is made of, with fixed names and attribute keys.
 One instrumentation per library: Kafka spans come from the events runtime (`consumer_span` /
 `producer_span` here give them their names), SQL spans from the store (`sql_span`), HTTP server
 spans from FastAPI's own instrumentation (configured by `mnemo_telemetry.asgi.fastapi_telemetry`).
-Nothing here instruments a library automatically, so no hop is traced twice. With no endpoint the spans still exist (their ids go into the log lines and onto the wire)
-but are exported nowhere.
+Nothing here instruments a library automatically, so no hop is traced twice. With no endpoint the
+spans still exist (their ids go into the log lines and onto the wire) but are exported nowhere.
+
+Sampling is the standard `OTEL_TRACES_SAMPLER` / `OTEL_TRACES_SAMPLER_ARG` (`sampler_from_env`;
+default `parentbased_always_on`: every span recorded). Work the sampler drops costs no span: when
+a span's parent is valid but not sampled and the sampler follows its parent, the span helpers make
+no span at all and hand back the parent's context (`SpanHandle.recording` is False), so the trace id
+and the W3C `traceparent` (flag 00) still reach logs, audit rows and the events written on its behalf.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import threading
 import time
 import urllib.parse
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -35,8 +43,18 @@ from opentelemetry.propagators.composite import CompositePropagator
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.sampling import (
+    ALWAYS_OFF,
+    ALWAYS_ON,
+    DEFAULT_OFF,
+    DEFAULT_ON,
+    ParentBasedTraceIdRatio,
+    Sampler,
+    TraceIdRatioBased,
+)
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mnemo_telemetry.errors import TelemetryConfigError
@@ -77,16 +95,120 @@ HTTP_STATUS = "http.response.status_code"
 
 
 class TracingSettings(BaseSettings):
-    """Where spans go, shared by every service: `MNEMO_OTLP_ENDPOINT` (an OTLP/HTTP collector base
-    URL such as `http://127.0.0.1:4318`; unset exports nothing) and `MNEMO_DEPLOYMENT_ENVIRONMENT`.
+    """Where spans go and how many are kept, shared by every service.
+
+    Mnemo's own variables: `MNEMO_OTLP_ENDPOINT` (an OTLP/HTTP collector base URL such as
+    `http://127.0.0.1:4318`; unset exports nothing) and `MNEMO_DEPLOYMENT_ENVIRONMENT`. The standard
+    OpenTelemetry ones beside them: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (the full traces URL, used
+    as is) and `OTEL_EXPORTER_OTLP_ENDPOINT` (a base URL) when `MNEMO_OTLP_ENDPOINT` is unset,
+    `OTEL_TRACES_EXPORTER` (`otlp`, or `none` to export nothing), `OTEL_EXPORTER_OTLP_PROTOCOL`
+    (only `http/protobuf`), and `OTEL_TRACES_SAMPLER` / `OTEL_TRACES_SAMPLER_ARG`.
 
     A service's settings hold one: `tracing: TracingSettings = Field(default_factory=TracingSettings)`.
     """
 
-    model_config = SettingsConfigDict(env_prefix="MNEMO_", frozen=True, extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="MNEMO_", frozen=True, extra="ignore", populate_by_name=True
+    )
 
     otlp_endpoint: str | None = None
     deployment_environment: str | None = None
+    otel_traces_endpoint: str | None = Field(None, alias="OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    otel_endpoint: str | None = Field(None, alias="OTEL_EXPORTER_OTLP_ENDPOINT")
+    otel_traces_exporter: str | None = Field(None, alias="OTEL_TRACES_EXPORTER")
+    otel_protocol: str | None = Field(None, alias="OTEL_EXPORTER_OTLP_PROTOCOL")
+    traces_sampler: str | None = Field(None, alias="OTEL_TRACES_SAMPLER")
+    traces_sampler_arg: str | None = Field(None, alias="OTEL_TRACES_SAMPLER_ARG")
+
+    def traces_endpoint(self) -> str | None:
+        """The OTLP/HTTP traces URL spans are exported to, or None to export nothing."""
+        exporter = (self.otel_traces_exporter or "otlp").strip().lower()
+        if exporter not in ("otlp", "none"):
+            raise TelemetryConfigError(
+                f"OTEL_TRACES_EXPORTER={self.otel_traces_exporter!r} is not supported: "
+                "Mnemo exports traces with 'otlp' (OTLP/HTTP) or not at all ('none')"
+            )
+        protocol = (self.otel_protocol or "http/protobuf").strip().lower()
+        if protocol != "http/protobuf":
+            raise TelemetryConfigError(
+                f"OTEL_EXPORTER_OTLP_PROTOCOL={self.otel_protocol!r} is not supported: Mnemo "
+                "exports OTLP over HTTP ('http/protobuf', a collector's port 4318)"
+            )
+        if exporter == "none":
+            return None
+        if self.otlp_endpoint:
+            return traces_url(self.otlp_endpoint)
+        if self.otel_traces_endpoint:
+            return _http_url(self.otel_traces_endpoint)
+        if self.otel_endpoint:
+            return traces_url(self.otel_endpoint)
+        return None
+
+    def sampler(self) -> Sampler:
+        """The sampler `OTEL_TRACES_SAMPLER` / `OTEL_TRACES_SAMPLER_ARG` name (`sampler_from`)."""
+        return sampler_from(self.traces_sampler, self.traces_sampler_arg)
+
+
+SAMPLERS: Mapping[str, Sampler | None] = {
+    "always_on": ALWAYS_ON,
+    "always_off": ALWAYS_OFF,
+    "traceidratio": None,
+    "parentbased_always_on": DEFAULT_ON,
+    "parentbased_always_off": DEFAULT_OFF,
+    "parentbased_traceidratio": None,
+}
+"""The `OTEL_TRACES_SAMPLER` values Mnemo accepts (the ratio ones are built from the argument)."""
+
+
+def sampler_from(name: str | None, argument: str | None = None) -> Sampler:
+    """The sampler an `OTEL_TRACES_SAMPLER` value and its `OTEL_TRACES_SAMPLER_ARG` name.
+
+    Unset is `parentbased_always_on` (every span recorded, as before sampling existed);
+    `parentbased_traceidratio` with `0.01` keeps 1 trace in 100, decided where the trace starts and
+    followed by every service the trace reaches. The ratio samplers' argument is a number in
+    [0, 1], 1.0 when unset. Unlike the OpenTelemetry SDK (which logs a warning and traces
+    everything), a value that is not one of these is refused: a typo should not silently change
+    what is traced, or what it costs."""
+    key = (name or "parentbased_always_on").strip().lower()
+    if key not in SAMPLERS:
+        raise TelemetryConfigError(
+            f"OTEL_TRACES_SAMPLER={name!r} is not a sampler Mnemo supports; use one of "
+            f"{', '.join(SAMPLERS)}"
+        )
+    fixed = SAMPLERS[key]
+    if fixed is not None:
+        return fixed
+    text = (argument or "").strip()
+    try:
+        ratio = float(text) if text else 1.0
+    except ValueError:
+        ratio = -1.0
+    if not 0.0 <= ratio <= 1.0:
+        raise TelemetryConfigError(
+            f"OTEL_TRACES_SAMPLER_ARG={argument!r} is not a sampling ratio: {key} needs a number "
+            "from 0 to 1, e.g. 0.01 to keep one trace in a hundred"
+        )
+    return (
+        ParentBasedTraceIdRatio(ratio)
+        if key.startswith("parentbased_")
+        else TraceIdRatioBased(ratio)
+    )
+
+
+def sampler_from_env(environ: Mapping[str, str] | None = None) -> Sampler:
+    """`sampler_from` of this process's `OTEL_TRACES_SAMPLER` / `OTEL_TRACES_SAMPLER_ARG`."""
+    env = os.environ if environ is None else environ
+    return sampler_from(env.get("OTEL_TRACES_SAMPLER"), env.get("OTEL_TRACES_SAMPLER_ARG"))
+
+
+def drops_unsampled_children(sampler: Sampler) -> bool:
+    """Whether `sampler` drops every span whose parent is not sampled (the parent-based ones do),
+    so that such spans need not be made at all."""
+    description = sampler.get_description()
+    off = ALWAYS_OFF.get_description()
+    return description.startswith("ParentBased{") and all(
+        f"{which}ParentNotSampled:{off}" in description for which in ("remote", "local")
+    )
 
 
 @dataclass(frozen=True)
@@ -97,11 +219,17 @@ class Tracing:
     endpoint: str | None
     provider: TracerProvider
     _tracer: trace.Tracer = field(init=False, repr=False, compare=False)
+    _skips_unsampled: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Looked up once: `get_tracer` builds and compares an instrumentation scope on every call,
         # which cost more than the span itself on a per-record hot path.
         object.__setattr__(self, "_tracer", self.provider.get_tracer(INSTRUMENTATION_NAME))
+        object.__setattr__(self, "_skips_unsampled", drops_unsampled_children(self.sampler))
+
+    @property
+    def sampler(self) -> Sampler:
+        return self.provider.sampler
 
     def tracer(self) -> trace.Tracer:
         return self._tracer
@@ -118,13 +246,18 @@ _lock = threading.Lock()
 _current: Tracing | None = None
 
 
-def traces_url(endpoint: str) -> str:
-    """The OTLP/HTTP traces URL for a collector base URL (`http://host:4318` → `…/v1/traces`)."""
+def _http_url(endpoint: str) -> str:
     cleaned = endpoint.strip().rstrip("/")
     if not cleaned.startswith(("http://", "https://")):
         raise TelemetryConfigError(
             f"OTLP endpoint {endpoint!r} must be an http:// or https:// URL, e.g. http://127.0.0.1:4318"
         )
+    return cleaned
+
+
+def traces_url(endpoint: str) -> str:
+    """The OTLP/HTTP traces URL for a collector base URL (`http://host:4318` → `…/v1/traces`)."""
+    cleaned = _http_url(endpoint)
     if cleaned.endswith(OTLP_TRACES_PATH):
         return cleaned
     return cleaned + OTLP_TRACES_PATH
@@ -137,13 +270,17 @@ def configure_tracing(
     version: str = "0.1.0",
     environment: str | None = None,
     processor: SpanProcessor | None = None,
+    sampler: Sampler | None = None,
+    traces_endpoint: str | None = None,
 ) -> Tracing:
     """Install this process's tracer provider; call it from `create_app()` only.
 
-    `service` becomes `service.name` (`mnemo-<service>`); `endpoint` is the OTLP/HTTP collector base
-    URL from the service's settings (None exports nothing). `processor` replaces the OTLP exporter
-    (tests pass a `SimpleSpanProcessor(InMemorySpanExporter())`). The W3C `traceparent` and
-    `baggage` propagators are installed for HTTP and Kafka headers.
+    `service` becomes `service.name` (`mnemo-<service>`; `OTEL_RESOURCE_ATTRIBUTES` adds others);
+    `endpoint` is the OTLP/HTTP collector base URL from the service's settings (None exports
+    nothing), `traces_endpoint` a full traces URL used as is instead. `processor` replaces the OTLP
+    exporter (tests pass a `SimpleSpanProcessor(InMemorySpanExporter())`). `sampler` defaults to
+    the one `OTEL_TRACES_SAMPLER` / `OTEL_TRACES_SAMPLER_ARG` name (`sampler_from_env`). The W3C
+    `traceparent` and `baggage` propagators are installed for HTTP and Kafka headers.
 
     OpenTelemetry lets a process set its global provider once: the first call sets it, and a later
     call (tests building several apps) replaces the provider Mnemo's span helpers use.
@@ -158,11 +295,15 @@ def configure_tracing(
     }
     if environment:
         attributes["deployment.environment.name"] = environment
-    provider = TracerProvider(resource=Resource.create(attributes))
+    provider = TracerProvider(
+        resource=Resource.create(attributes),
+        sampler=sampler if sampler is not None else sampler_from_env(),
+    )
     if processor is not None:
         provider.add_span_processor(processor)
-    elif endpoint:
-        provider.add_span_processor(BatchSpanProcessor(_otlp_exporter(traces_url(endpoint))))
+    elif traces_endpoint or endpoint:
+        url = _http_url(traces_endpoint) if traces_endpoint else traces_url(endpoint or "")
+        provider.add_span_processor(BatchSpanProcessor(_otlp_exporter(url)))
     propagate.set_global_textmap(
         CompositePropagator([TraceContextTextMapPropagator(), W3CBaggagePropagator()])
     )
@@ -175,9 +316,15 @@ def configure_tracing(
 
 
 def configure_tracing_from(service: str, settings: TracingSettings) -> Tracing:
-    """`configure_tracing` with the endpoint and environment from a service's settings."""
+    """`configure_tracing` with the endpoint, sampler and environment from a service's settings."""
+    url = settings.traces_endpoint()
+    named = settings.otlp_endpoint or settings.otel_traces_endpoint or settings.otel_endpoint
     return configure_tracing(
-        service, settings.otlp_endpoint, environment=settings.deployment_environment
+        service,
+        named if url else None,
+        traces_endpoint=url,
+        environment=settings.deployment_environment,
+        sampler=settings.sampler(),
     )
 
 
@@ -191,7 +338,15 @@ def _otlp_exporter(url: str) -> SpanExporter:
         "opentelemetry.exporter.otlp.proto.http._common",
     ):
         logging.getLogger(name).setLevel(logging.CRITICAL)
-    return TolerantExporter(OTLPSpanExporter(endpoint=url, timeout=5), url)
+    # Headers, compression, certificates and a timeout come from the standard OTEL_EXPORTER_OTLP_*
+    # variables, which the exporter reads itself; without a timeout there, 5 seconds.
+    timeout_set = any(
+        os.environ.get(f"OTEL_EXPORTER_OTLP_{part}TIMEOUT") for part in ("", "TRACES_")
+    )
+    exporter = (
+        OTLPSpanExporter(endpoint=url) if timeout_set else OTLPSpanExporter(endpoint=url, timeout=5)
+    )
+    return TolerantExporter(exporter, url)
 
 
 class TolerantExporter(SpanExporter):
@@ -263,15 +418,23 @@ def tracer() -> trace.Tracer:
 
 
 class SpanHandle:
-    """A started span with typed setters for Mnemo's attributes (results known only at the end)."""
+    """A started span with typed setters for Mnemo's attributes (results known only at the end).
 
-    __slots__ = ("span",)
+    `recording` is False when the sampler dropped the work: setting attributes, failing and
+    ending then cost nothing. A handle made where the parent was not sampled holds no span of its
+    own but the parent's context (`context`, `trace_id` and `traceparent` are the parent's)."""
 
-    def __init__(self, span: Span) -> None:
+    __slots__ = ("_parent", "recording", "span")
+
+    def __init__(self, span: Span, parent: otel_context.Context | None = None) -> None:
         self.span = span
+        self.recording = span.is_recording()
+        self._parent = parent
 
     def set(self, **attributes: AttributeValue | None) -> None:
         """Set attributes by their short names (see `SHORT_NAMES`); None values are skipped."""
+        if not self.recording:
+            return
         for short, value in attributes.items():
             if value is None:
                 continue
@@ -286,11 +449,13 @@ class SpanHandle:
 
     def fail(self, reason: str) -> None:
         """Mark the span failed with a reason (for outcomes that are not exceptions: a 4xx, a DLT)."""
-        self.span.set_status(Status(StatusCode.ERROR, reason))
+        if self.recording:
+            self.span.set_status(Status(StatusCode.ERROR, reason))
 
     def end(self) -> None:
         """End a span from `start_span` (the context-manager helpers end theirs themselves)."""
-        self.span.end()
+        if self._parent is None:
+            self.span.end()
 
     @property
     def trace_id(self) -> str | None:
@@ -300,14 +465,35 @@ class SpanHandle:
     @property
     def context(self) -> otel_context.Context:
         """A context whose current span is this one: the parent for work done on its behalf."""
+        if self._parent is not None:
+            return self._parent
         return trace.set_span_in_context(self.span)
 
     @property
     def traceparent(self) -> str | None:
-        """This span's W3C `traceparent` (for an envelope's `trace` or an outbox record)."""
-        carrier: dict[str, str] = {}
-        propagate.inject(carrier, context=self.context)
-        return carrier.get("traceparent")
+        """This span's W3C `traceparent` (for an envelope's `trace` or an outbox record): what the
+        W3C propagator writes, formatted directly (once per record on the write path)."""
+        span_context = self.span.get_span_context()
+        if not span_context.is_valid:
+            return None
+        return (
+            f"00-{span_context.trace_id:032x}-{span_context.span_id:016x}-"
+            f"{span_context.trace_flags:02x}"
+        )
+
+
+def _unsampled(parent: otel_context.Context | None) -> SpanHandle | None:
+    """A handle over the parent's context when a span under `parent` (None: the current context)
+    would be dropped: the parent is valid, not sampled, records nothing itself, and the sampler
+    follows its parent. None when a span must be started."""
+    current = _current
+    if current is None or not current._skips_unsampled:
+        return None
+    span = trace.get_current_span(parent)
+    span_context = span.get_span_context()
+    if not span_context.is_valid or span_context.trace_flags.sampled or span.is_recording():
+        return None
+    return SpanHandle(span, parent if parent is not None else otel_context.get_current())
 
 
 SHORT_NAMES: Mapping[str, str] = {
@@ -337,7 +523,17 @@ def mnemo_span(
     parent: otel_context.Context | None = None,
     **attributes: AttributeValue | None,
 ) -> Iterator[SpanHandle]:
-    """A span named `name`, current while the block runs; an exception ends it as an error."""
+    """A span named `name`, current while the block runs; an exception ends it as an error.
+    Under a parent the sampler dropped, no span: the parent's context is current instead."""
+    skipped = _unsampled(parent)
+    if skipped is not None:
+        token = otel_context.attach(skipped.context) if parent is not None else None
+        try:
+            yield skipped
+        finally:
+            if token is not None:
+                otel_context.detach(token)
+        return
     with tracer().start_as_current_span(name, context=parent, kind=kind) as span:
         handle = SpanHandle(span)
         handle.set(**attributes)
@@ -354,14 +550,30 @@ def start_span(
     """A started span that is not made current; the caller ends it (`handle.end()`).
 
     For one span per record of a batch: each record's span is a child of that record's own trace
-    context, while the batch's work runs once (`use_span` makes one of them current for it)."""
+    context, while the batch's work runs once (`use_span` makes one of them current for it).
+    Under a parent the sampler dropped, no span is started (see `SpanHandle`)."""
+    skipped = _unsampled(parent)
+    if skipped is not None:
+        return skipped
     handle = SpanHandle(tracer().start_span(name, context=parent, kind=kind))
     handle.set(**attributes)
     return handle
 
 
+@contextmanager
+def _attached(handle: SpanHandle) -> Iterator[Span]:
+    token = otel_context.attach(handle.context)
+    try:
+        yield handle.span
+    finally:
+        otel_context.detach(token)
+
+
 def use_span(handle: SpanHandle) -> AbstractContextManager[Span]:
-    """Make `handle`'s span current for a block without ending it."""
+    """Make `handle`'s span current for a block without ending it (for a handle without a span of
+    its own, its parent's context)."""
+    if handle._parent is not None:
+        return _attached(handle)
     return trace.use_span(
         handle.span, end_on_exit=False, record_exception=False, set_status_on_exception=False
     )
@@ -383,10 +595,21 @@ def persist_span(
 
 
 def start_persist_span(
-    parent: otel_context.Context | None, *, tenant: str, store: str, event_id: str | None = None
+    parent: otel_context.Context | None,
+    *,
+    tenant: str | uuid.UUID,
+    store: str,
+    event_id: str | uuid.UUID | None = None,
 ) -> SpanHandle:
-    """`persist_span` for one record of a batch written together (not current; `end()` it)."""
-    return start_span("mnemo.persist", parent=parent, tenant=tenant, store=store, event_id=event_id)
+    """`persist_span` for one record of a batch written together (not current; `end()` it).
+    Ids may be passed as UUIDs: they are turned into text only for a recorded span."""
+    skipped = _unsampled(parent)
+    if skipped is not None:
+        return skipped
+    handle = start_span("mnemo.persist", parent=parent, store=store)
+    if handle.recording:
+        handle.set(tenant=str(tenant), event_id=None if event_id is None else str(event_id))
+    return handle
 
 
 def classify_span(
@@ -420,10 +643,11 @@ def sql_span(
     """One SQL statement or unit of work against Postgres (the store's only instrumentation)."""
     name = f"{operation} {table}" if table else operation
     with mnemo_span(name, kind=SpanKind.CLIENT, tenant=tenant) as handle:
-        handle.span.set_attribute(DB_SYSTEM, "postgresql")
-        handle.span.set_attribute(DB_OPERATION, operation)
-        if table:
-            handle.span.set_attribute(DB_COLLECTION, table)
+        if handle.recording:
+            handle.span.set_attribute(DB_SYSTEM, "postgresql")
+            handle.span.set_attribute(DB_OPERATION, operation)
+            if table:
+                handle.span.set_attribute(DB_COLLECTION, table)
         yield handle
 
 
@@ -431,9 +655,10 @@ def sql_span(
 def producer_span(topic: str, *, tenant: str | None = None) -> Iterator[SpanHandle]:
     """Publishing to a topic; inject the headers (`mnemo_events.tracing.outgoing_headers`) inside."""
     with mnemo_span(f"send {topic}", kind=SpanKind.PRODUCER, tenant=tenant) as handle:
-        handle.span.set_attribute(MESSAGING_SYSTEM, "kafka")
-        handle.span.set_attribute(MESSAGING_DESTINATION, topic)
-        handle.span.set_attribute(MESSAGING_OPERATION, "send")
+        if handle.recording:
+            handle.span.set_attribute(MESSAGING_SYSTEM, "kafka")
+            handle.span.set_attribute(MESSAGING_DESTINATION, topic)
+            handle.span.set_attribute(MESSAGING_OPERATION, "send")
         yield handle
 
 
@@ -452,8 +677,9 @@ def consumer_span(
         with use_span(handle):
             yield handle
     except BaseException as error:
-        handle.span.record_exception(error)
-        handle.fail(f"{type(error).__name__}: {error}")
+        if handle.recording:
+            handle.span.record_exception(error)
+            handle.fail(f"{type(error).__name__}: {error}")
         raise
     finally:
         handle.end()
@@ -468,15 +694,17 @@ def start_consumer_span(
     offset: int | None = None,
 ) -> SpanHandle:
     """`consumer_span` for one record of a batch (not current; `end()` it)."""
-    handle = start_span(
-        f"process {topic}",
-        kind=SpanKind.CONSUMER,
-        parent=parent,
-        tenant=tenant,
-        partition=str(partition) if partition is not None else None,
-        offset=offset,
-    )
-    handle.span.set_attribute(MESSAGING_SYSTEM, "kafka")
-    handle.span.set_attribute(MESSAGING_DESTINATION, topic)
-    handle.span.set_attribute(MESSAGING_OPERATION, "process")
+    skipped = _unsampled(parent)
+    if skipped is not None:
+        return skipped
+    handle = start_span(f"process {topic}", kind=SpanKind.CONSUMER, parent=parent)
+    if handle.recording:
+        handle.set(
+            tenant=tenant,
+            partition=str(partition) if partition is not None else None,
+            offset=offset,
+        )
+        handle.span.set_attribute(MESSAGING_SYSTEM, "kafka")
+        handle.span.set_attribute(MESSAGING_DESTINATION, topic)
+        handle.span.set_attribute(MESSAGING_OPERATION, "process")
     return handle

@@ -26,13 +26,14 @@ ROW_VERDICTS = (asyncpg.IntegrityConstraintViolationError, asyncpg.DataError)
 def persist_handler(ingest: Ingest):  # type: ignore[no-untyped-def]  # returns a BatchHandler
     async def handle(items: Sequence[Received[PersistRow]]) -> Sequence[Rejection]:
         # One `mnemo.persist` span per record, in that record's trace; the batch is written once,
-        # with the first record's span current (its SQL spans go there).
+        # with the first record's span current (its SQL spans go there). A record the sampler
+        # dropped gets no span: its handle carries the record's context (and traceparent) alone.
         spans = [
             start_persist_span(
                 item.context,
-                tenant=str(item.envelope.tenant),
+                tenant=item.envelope.tenant,
                 store=item.envelope.data.store,
-                event_id=str(item.envelope.event_id),
+                event_id=item.envelope.event_id,
             )
             for item in items
         ]
