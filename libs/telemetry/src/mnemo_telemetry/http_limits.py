@@ -6,8 +6,12 @@ Mnemo service (one home; the settings are `MNEMO_HTTP_…`, shared by all servic
   of its head; otherwise it is closed (uvicorn's own keep-alive time-out only starts after a
   response, so a connection that never sent anything used to stay open for ever);
 - at most `max_connections` connections are open (lowered to fit the process's file-descriptor
-  limit): a new connection beyond the cap closes the connection idle the longest (no request in
-  flight), or, when every connection has a request in flight, is answered 503 and closed;
+  limit, `connection_cap`): a new connection beyond the cap closes the connection idle the longest
+  (no request in flight), or, when every connection has a request in flight, is answered 503 and
+  closed. asyncio accepts up to `accept_batch` sockets in one go before any of them reaches the
+  protocol, so the cap leaves room for four such batches below the descriptor limit, while the
+  kernel's queue of connections waiting to be accepted stays `backlog` long (a full queue drops
+  new connections' handshakes: a retry a second later);
 - what the server sheds (closed idle connections, refused ones, failed `accept()`s, invalid
   requests) is counted and logged as at most one `http_pressure` line per `log_interval_seconds`,
   never one traceback per event (an `EMFILE` accept loop once wrote 266,239 tracebacks in 25 s).
@@ -18,13 +22,18 @@ bodies adds it to its app.
 
 from __future__ import annotations
 
+import array
 import asyncio
+import fcntl
 import json
 import logging
+import os
 import resource
+import socket
+import termios
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any, Final
 
 import h11
@@ -55,6 +64,10 @@ class HttpSettings(BaseSettings):
 
     max_connections: int = Field(default=1000, ge=1)
     """Open connections at most (also bounded by the file-descriptor limit, `connection_cap`)."""
+    backlog: int = Field(default=2048, ge=16)
+    """Connections the kernel queues for accept() (capped by `net.core.somaxconn`)."""
+    accept_batch: int = Field(default=32, ge=1)
+    """Sockets accepted in one go, before the connection cap sees any of them."""
     header_timeout_seconds: float = Field(default=10.0, gt=0)
     """Time a connection has to send a whole request head."""
     body_timeout_seconds: float = Field(default=30.0, gt=0)
@@ -65,15 +78,19 @@ class HttpSettings(BaseSettings):
     """At most one `http_pressure` log line per this many seconds."""
 
 
-def connection_cap(configured: int, descriptor_limit: int | None = None) -> int:
-    """`configured`, lowered so that the open connections leave file descriptors for the pools,
-    the broker and the logs: at most the soft `RLIMIT_NOFILE` less 128 (or half of it, when that
-    is larger). At the cap the server closes an idle connection to accept a new one, so accept()
-    itself never runs out of descriptors."""
+RESERVED_DESCRIPTORS: Final = 64
+"""Descriptors kept for what is not a client connection: the pools, the broker, the logs."""
+
+
+def connection_cap(configured: int, accept_batch: int, descriptor_limit: int | None = None) -> int:
+    """`configured`, lowered so that accept() never runs out of file descriptors: the soft
+    `RLIMIT_NOFILE` less `RESERVED_DESCRIPTORS` and four batches of `accept_batch` sockets (a
+    socket reaches the protocol, which closes an idle one for it, and that one's descriptor is
+    freed, a few loop iterations after it was accepted, each of which may accept a batch)."""
     soft = descriptor_limit if descriptor_limit is not None else _soft_descriptor_limit()
     if soft <= 0:
         return configured
-    return max(1, min(configured, max(soft - 128, soft // 2)))
+    return max(16, min(configured, soft - RESERVED_DESCRIPTORS - 4 * accept_batch))
 
 
 def _soft_descriptor_limit() -> int:
@@ -147,12 +164,13 @@ class BoundedH11Protocol(H11Protocol):
     settings: HttpSettings = HttpSettings.model_construct()
     cap: int = 1000
     pressure: PressureLog = PressureLog(10.0)
+    by_activity: dict[BoundedH11Protocol, None] = {}  # noqa: RUF012  (one per subclass, see bounded_protocol)
+    """The open connections, least recently active first (a dict keeps insertion order)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._deadline: asyncio.TimerHandle | None = None
         self._reading_body = False
-        self.active_at = time.monotonic()
 
     # -- state
 
@@ -160,11 +178,23 @@ class BoundedH11Protocol(H11Protocol):
         """A request of this connection is being served (its app task has not answered)."""
         return self.cycle is not None and not self.cycle.response_complete
 
+    def bytes_waiting(self) -> bool:
+        """The client sent bytes the server has not read yet."""
+        sock = self.transport.get_extra_info("socket")
+        if sock is None:
+            return False
+        available = array.array("i", [0])
+        try:
+            fcntl.ioctl(sock.fileno(), termios.FIONREAD, available)
+        except OSError:
+            return False
+        return available[0] > 0
+
     # -- asyncio.Protocol
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # uvicorn narrows the argument the same way
         super().connection_made(transport)
-        self.active_at = time.monotonic()
+        self.by_activity[self] = None
         if len(self.connections) > self.cap and not self._make_room():
             self.pressure.note("refused_at_cap", connections=len(self.connections))
             transport.write(_UNAVAILABLE)
@@ -173,11 +203,13 @@ class BoundedH11Protocol(H11Protocol):
         self._arm(self.settings.header_timeout_seconds)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self.by_activity.pop(self, None)
         self._disarm()
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        self.active_at = time.monotonic()
+        if self.by_activity.pop(self, 0) is None:  # still open: now the most recently active
+            self.by_activity[self] = None
         super().data_received(data)
         self._watch()
 
@@ -225,19 +257,23 @@ class BoundedH11Protocol(H11Protocol):
         self.transport.close()
 
     def _make_room(self) -> bool:
-        """Closes the connection idle the longest (none of its requests in flight); False when
-        every other connection is serving a request."""
-        idle = [
-            c
-            for c in self.connections
-            if c is not self and isinstance(c, BoundedH11Protocol) and not c.in_flight()
-        ]
-        if not idle:
+        """Closes the connection idle the longest: none of its requests in flight and no bytes
+        waiting to be read (a new client whose request has arrived but not been read yet is not
+        idle); False when there is none."""
+        victim = next(
+            (
+                c
+                for c in self.by_activity
+                if c is not self and not c.in_flight() and not c.bytes_waiting()
+            ),
+            None,
+        )
+        if victim is None:
             return False
-        victim = min(idle, key=lambda c: c.active_at)
         victim._disarm()
         victim.transport.close()
         self.connections.discard(victim)
+        del self.by_activity[victim]
         self.pressure.note("idle_closed_at_cap", connections=len(self.connections))
         return True
 
@@ -250,10 +286,21 @@ def bounded_protocol(settings: HttpSettings, pressure: PressureLog) -> type[Boun
         (BoundedH11Protocol,),
         {
             "settings": settings,
-            "cap": connection_cap(settings.max_connections),
+            "cap": connection_cap(settings.max_connections, settings.accept_batch),
             "pressure": pressure,
+            "by_activity": {},
         },
     )
+
+
+def widen_listen_queue(sockets: Iterable[Any], backlog: int) -> None:
+    """Sets the kernel's accept queue of listening `sockets` to `backlog`. asyncio listens with
+    the number of sockets it accepts per loop iteration (`accept_batch`, small so that the
+    connection cap sees each batch in time); listen() again on a listening socket changes only
+    the queue's length (Linux and the BSDs)."""
+    for listening in sockets:
+        with socket.socket(fileno=os.dup(listening.fileno())) as duplicate:
+            duplicate.listen(backlog)
 
 
 def quiet_server_warnings(pressure: PressureLog) -> Callable[[], None]:

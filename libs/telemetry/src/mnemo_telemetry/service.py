@@ -29,6 +29,7 @@ from mnemo_telemetry.http_limits import (
     PressureLog,
     bounded_protocol,
     quiet_server_warnings,
+    widen_listen_queue,
 )
 from mnemo_telemetry.probes import ReadinessCheck, probe_app
 
@@ -78,6 +79,7 @@ class ServiceRuntime:
                 access_log=False,
                 http=protocol,
                 timeout_keep_alive=self.http.keep_alive_seconds,
+                backlog=self.http.accept_batch,
             )
         )
         serving = asyncio.create_task(server.serve())
@@ -87,6 +89,9 @@ class ServiceRuntime:
                 unquiet()
                 return 1
             await asyncio.sleep(0.02)
+        widen_listen_queue(
+            (sock for listening in server.servers for sock in listening.sockets), self.http.backlog
+        )
         log.info("http_listening", host=self.host, port=self.port, max_connections=protocol.cap)
         code = 0
         try:
