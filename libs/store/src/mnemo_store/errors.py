@@ -24,13 +24,10 @@ class UnknownStoreError(StoreError):
     """A store name that the declarations do not define."""
 
 
-class UnknownColumnError(StoreError):
-    """A row named a column its store does not declare."""
-
-
 class InvalidValueError(StoreError, ValueError):
-    """A value Postgres cannot take for its column (or an outbox payload it cannot store); the
-    message names the store, row and column, the value, and what the column takes."""
+    """A row naming a column its store does not declare, a value Postgres cannot take for its
+    column (or an outbox payload it cannot store); the message names the store, row and column,
+    the value, and what the column takes."""
 
 
 class RowLimitExceededError(StoreError):

@@ -22,10 +22,11 @@ from typing import Self
 
 import asyncpg
 from mnemo_axon.ir import StoreDecl
+from mnemo_axon.row_values import InvalidRowError, row_columns
 
 from mnemo_store import candidates, outbox, outcomes, refresh, retrieval
 from mnemo_store.candidates import CandidateDocument
-from mnemo_store.errors import TenantTransactionClosedError, UnknownColumnError
+from mnemo_store.errors import InvalidValueError, TenantTransactionClosedError
 from mnemo_store.identifiers import TENANT_COLUMN, quote, store_table
 from mnemo_store.loading import (
     CopyFormat,
@@ -453,25 +454,21 @@ class TenantTransaction:
         """Insert rows into a declared store for this tenant in one statement; returns the count.
 
         Every row must name the same columns. Values are bound per column as typed arrays;
-        Json values may be given as Python objects, other values as text (`row_values`). A value
-        Postgres cannot take is an InvalidValueError naming its row and column, before any SQL.
+        Json values may be given as Python objects, other values as text (`row_values`). A column
+        the store does not declare, or a value Postgres cannot take, is an InvalidValueError naming
+        its row and column, before any SQL.
         """
         connection = self._open()
         if not rows:
             return 0
         names = list(rows[0])
-        columns = []
-        for name in names:
-            column = store.column(name)
-            if column is None:
-                raise UnknownColumnError(
-                    f"store {store.name!r} has no column {name!r}; its columns are "
-                    f"{', '.join(c.name for c in store.columns)}"
-                )
-            columns.append(column)
+        try:
+            columns = row_columns(store, names)
+        except InvalidRowError as error:
+            raise InvalidValueError(str(error)) from None
         for number, row in enumerate(rows):
             if row.keys() != rows[0].keys():
-                raise UnknownColumnError(
+                raise InvalidValueError(
                     f"row {number} names columns {sorted(row)}, row 0 names {sorted(names)}: "
                     "every row of one insert must name the same columns"
                 )
