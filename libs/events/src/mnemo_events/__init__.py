@@ -14,6 +14,7 @@ from mnemo_events.models import (
     PersistAudited,
     PersistRow,
     QueryAudited,
+    envelope_json,
     new_envelope,
 )
 from mnemo_events.topics import (
@@ -48,5 +49,6 @@ __all__ = [
     "PersistRow",
     "QueryAudited",
     "dead_letter_topic",
+    "envelope_json",
     "new_envelope",
 ]

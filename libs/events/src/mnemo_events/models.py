@@ -192,3 +192,29 @@ def new_envelope(
         trace=trace,
         data=data,
     )
+
+
+def envelope_json(
+    data: Message,
+    *,
+    tenant: uuid.UUID,
+    producer: str,
+    event_type: str,
+    event_id: uuid.UUID,
+    trace: str | None = None,
+) -> dict[str, Any]:
+    """`new_envelope(data, ...).model_dump(mode="json")` for `data` whose fields already hold JSON
+    values (text, numbers, booleans, null, and lists and dicts of them), built without pydantic's
+    validation and serialiser, which cost a writer emitting one event per row (ingest's
+    `document.persisted`) four times as much. The same keys in the same order; a unit test holds
+    the two equal."""
+    return {
+        "event_id": str(event_id),
+        "type": event_type,
+        "schema_version": SCHEMA_VERSION,
+        "tenant": str(tenant),
+        "occurred_at": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+        "producer": producer,
+        "trace": trace,
+        "data": {name: getattr(data, name) for name in type(data).model_fields},
+    }

@@ -30,9 +30,10 @@ from mnemo_axon.ir import StoreDecl
 from mnemo_events import (
     AUDIT,
     DOCUMENT_PERSISTED,
-    SCHEMA_VERSION,
     AuditRecorded,
+    DocumentPersisted,
     PersistAudited,
+    envelope_json,
     new_envelope,
 )
 from mnemo_store import OutboxEvent, Store, StoreCorpus, TenantTransaction
@@ -501,24 +502,23 @@ def persisted_event(
     event_id: uuid.UUID,
     trace: str | None,
 ) -> OutboxEvent:
-    """The `document.persisted` outbox event of one row: the JSON of
-    `new_envelope(DocumentPersisted(...))`, built as a plain dict (one per row written, so the
-    pydantic round trip was the write path's largest cost). Every part is already valid: names
-    from the registry, `values` from the validated persist envelope; a unit test holds the two
-    equal."""
+    """The `document.persisted` outbox event of one row, its envelope built by `envelope_json`
+    (one per row written: the pydantic round trip would be the write path's largest cost). Every
+    part is already valid: names from the registry, `values` from the validated persist envelope."""
     headers = {"content-type": "application/json"}
     if trace:
         headers["traceparent"] = trace
-    payload = {
-        "event_id": str(event_id),
-        "type": DOCUMENT_PERSISTED,
-        "schema_version": SCHEMA_VERSION,
-        "tenant": str(tenant),
-        "occurred_at": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
-        "producer": PRODUCER,
-        "trace": trace,
-        "data": {"corpus": corpus, "store": store, "id": doc_id, "values": dict(values)},
-    }
+    data = DocumentPersisted.model_construct(
+        corpus=corpus, store=store, id=doc_id, values=dict(values)
+    )
+    payload = envelope_json(
+        data,
+        tenant=tenant,
+        producer=PRODUCER,
+        event_type=DOCUMENT_PERSISTED,
+        event_id=event_id,
+        trace=trace,
+    )
     return OutboxEvent(event_id, topic, str(tenant).encode(), payload, headers)
 
 
