@@ -13,7 +13,7 @@ from mnemo_store import DestructiveChangeError
 from mnemo_store.applier import apply_deployment
 from mnemo_store.ddl import fulltext_column
 from mnemo_store.identifiers import object_name, store_table
-from mnemo_store.registry import set_corpus_status
+from mnemo_store.registry import list_corpora, read_corpus, set_corpus_status
 
 BASE = """
 axonstore Notes_{s} {{ backend: postgresql  schema {{ id: Text primary_key  title: Text  {extra} }} }}
@@ -109,3 +109,18 @@ async def test_an_additive_change_keeps_the_status_and_a_destructive_one_is_refu
     assert {r["column_name"]: r["data_type"] for r in columns}[
         "created"
     ] == "timestamp with time zone"
+
+
+async def test_the_registry_reads_one_corpus_or_the_corpora_of_a_kind(
+    owner: asyncpg.Connection, suffix: str
+) -> None:
+    assert await read_corpus(owner, f"Read_{suffix}") is None
+    await apply_deployment(owner, declarations(suffix), gateway_base_url=URL)
+    row = await read_corpus(owner, f"Read_{suffix}")
+    assert row is not None
+    assert (row.kind, row.status) == ("store_graph", "draft")
+    assert row.definition["corpus"]["documents_store"]["store"] == f"Notes_{suffix}"
+    stores = {r.corpus_id for r in await list_corpora(owner, kind="store_graph")}
+    assert f"Read_{suffix}" in stores
+    assert f"Read_{suffix}" not in {r.corpus_id for r in await list_corpora(owner, kind="mcp")}
+    assert row in await list_corpora(owner)

@@ -38,6 +38,7 @@ from mnemo_corpus.entry_graph import (
 )
 from mnemo_corpus.persist_commands import DEFAULT_DOCUMENTS_STORE, DEFAULT_EDGES_STORE
 from mnemo_mdn import RELATION_TYPES
+from mnemo_store.registry import read_corpus
 
 from mnemo_cli.errors import CliError
 from mnemo_cli.json_input import read_json_file
@@ -91,27 +92,23 @@ async def _check_target(connection: Any, tenant: uuid.UUID, args: argparse.Names
     """The tenant exists; the corpus is a registered store corpus reading the named stores."""
     if not await connection.fetchval("SELECT true FROM mnemo.tenants WHERE tenant_id = $1", tenant):
         raise CliError(f"no tenant {tenant}: `mnemo tenant list` shows the tenants", exit_code=1)
-    row = await connection.fetchrow(
-        "SELECT kind, definition->'corpus'->'documents_store'->>'store' AS documents,"
-        " definition->'corpus'->'relations_store'->>'store' AS edges"
-        " FROM mnemo.corpora WHERE corpus_id = $1",
-        args.corpus,
-    )
+    row = await read_corpus(connection, args.corpus)
     if row is None:
         raise CliError(
             f"no corpus {args.corpus!r}: declare it and run `mnemo apply` "
             "(`mnemo corpus list` shows the corpora)",
             exit_code=1,
         )
-    if row["kind"] != "store_graph":
+    if row.kind != "store_graph":
         raise CliError(
-            f"corpus {args.corpus!r} is a {row['kind']} corpus; ingest-dir writes to a store "
+            f"corpus {args.corpus!r} is a {row.kind} corpus; ingest-dir writes to a store "
             "corpus (`corpus … from axonstore`)",
             exit_code=1,
         )
+    corpus = row.definition.get("corpus") or {}
     for option, given, declared in (
-        ("--documents-store", args.documents_store, row["documents"]),
-        ("--edges-store", args.edges_store, row["edges"]),
+        ("--documents-store", args.documents_store, _store_of(corpus, "documents_store")),
+        ("--edges-store", args.edges_store, _store_of(corpus, "relations_store")),
     ):
         if declared is not None and given != declared:
             raise CliError(
@@ -119,6 +116,12 @@ async def _check_target(connection: Any, tenant: uuid.UUID, args: argparse.Names
                 f"pass {option} {declared}",
                 exit_code=1,
             )
+
+
+def _store_of(corpus: dict[str, Any], mapping: str) -> str | None:
+    """The store a registered corpus definition names for `mapping` (None when it names none)."""
+    store = (corpus.get(mapping) or {}).get("store")
+    return None if store is None else str(store)
 
 
 def build_plan(args: argparse.Namespace) -> IngestPlan:

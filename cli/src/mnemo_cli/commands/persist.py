@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 import asyncpg
 from mnemo_events import PersistRow
+from mnemo_store.registry import list_corpora
 from pydantic import ValidationError
 
 from mnemo_cli.errors import CliError
@@ -62,11 +63,15 @@ def _tenant(text: str) -> uuid.UUID:
 async def _check(connection: asyncpg.Connection, tenant: uuid.UUID, store: str) -> None:
     if not await connection.fetchval("SELECT true FROM mnemo.tenants WHERE tenant_id = $1", tenant):
         raise CliError(f"no tenant {tenant}: `mnemo tenant list` shows the tenants")
-    stores = await connection.fetch(
-        "SELECT DISTINCT s->>'name' AS name FROM mnemo.corpora,"
-        " jsonb_array_elements(definition->'stores') AS s WHERE kind = 'store_graph'"
+    corpora = await list_corpora(connection, kind="store_graph")
+    names = sorted(
+        {
+            str(s["name"])
+            for row in corpora
+            for s in row.definition.get("stores") or ()
+            if isinstance(s, dict) and s.get("name") is not None
+        }
     )
-    names = sorted(row["name"] for row in stores)
     if store not in names:
         raise CliError(
             f"no registered corpus reads a store named {store[:80]!r} (declare it and run "

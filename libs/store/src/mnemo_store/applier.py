@@ -31,7 +31,7 @@ from mnemo_store.catalog import read_catalog
 from mnemo_store.ddl import PlanStep, StorePlan, corpora_by_store, plan_stores
 from mnemo_store.errors import DestructiveChangeError, LockTimeoutError
 from mnemo_store.identifiers import store_table
-from mnemo_store.registry import lint_routes, list_routes
+from mnemo_store.registry import lint_routes, list_corpora, list_routes
 
 _LOCK: Final = "SELECT pg_advisory_xact_lock(hashtext('mnemo.apply'))"
 DEFAULT_LOCK_TIMEOUT: Final = 5.0
@@ -48,9 +48,6 @@ WHERE l.granted AND l.pid <> pg_backend_pid()
            AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtext('mnemo.apply')::bigint))
 ORDER BY a.pid
 """
-_REGISTERED = (
-    "SELECT corpus_id, kind, version, status, definition::text AS definition FROM mnemo.corpora"
-)
 _REGISTER = """
 INSERT INTO mnemo.corpora (corpus_id, display_name, url, kind, definition, version)
 VALUES ($1, $2, $3, $4, $5::jsonb, $6)
@@ -160,12 +157,12 @@ async def _apply(
         milliseconds = max(1, round(lock_timeout * 1000))
         await connection.execute(f"SET LOCAL lock_timeout = {milliseconds}")
         await connection.execute(_LOCK)
-        registered = {row["corpus_id"]: row for row in await connection.fetch(_REGISTERED)}
+        registered = {row.corpus_id: row for row in await list_corpora(connection)}
         declared = {corpus.name for corpus in deployment.corpora}
         others = {
-            corpus_id: json.loads(row["definition"])
+            corpus_id: row.definition
             for corpus_id, row in registered.items()
-            if corpus_id not in declared and row["kind"] == "store_graph"
+            if corpus_id not in declared and row.kind == "store_graph"
         }
         readers = corpora_by_store(deployment, _registered_readers(others))
         plan = plan_stores(deployment, await read_catalog(connection), readers)
@@ -177,11 +174,11 @@ async def _apply(
             row = registered.get(corpus.name)
             if row is None:
                 registrations.append(Registration(corpus.name, "register", version, "draft"))
-            elif row["version"] != version:
-                registrations.append(Registration(corpus.name, "update", version, row["status"]))
+            elif row.version != version:
+                registrations.append(Registration(corpus.name, "update", version, row.status))
             else:
-                registrations.append(Registration(corpus.name, "unchanged", version, row["status"]))
-        statuses = {corpus_id: row["status"] for corpus_id, row in registered.items()}
+                registrations.append(Registration(corpus.name, "unchanged", version, row.status))
+        statuses = {corpus_id: row.status for corpus_id, row in registered.items()}
         statuses |= {item.corpus_id: item.status for item in registrations}
         lint = lint_routes(await list_routes(connection), statuses)
         report = ApplyReport(plan, tuple(registrations), applied=not dry_run, lint=tuple(lint))

@@ -146,18 +146,42 @@ async def list_tenants(connection: asyncpg.Connection) -> list[Tenant]:
     return [Tenant(row["tenant_id"], row["name"], row["created_at"]) for row in rows]
 
 
-async def list_corpora(connection: asyncpg.Connection) -> list[CorpusRow]:
-    rows = await connection.fetch(
-        "SELECT corpus_id, display_name, url, collection, auth, owner, status, region, updated_at,"
-        " kind, version, definition::text AS definition FROM mnemo.corpora ORDER BY corpus_id"
-    )
-    return [
-        CorpusRow(
-            **{key: row[key] for key in row.keys() if key != "definition"},  # noqa: SIM118  # asyncpg Records are not dicts
-            definition=json.loads(row["definition"]),
+_CORPUS_COLUMNS = (
+    "corpus_id, display_name, url, collection, auth, owner, status, region, updated_at, kind,"
+    " version, definition::text AS definition"
+)
+
+
+async def list_corpora(
+    connection: asyncpg.Connection | asyncpg.Pool, *, kind: str | None = None
+) -> list[CorpusRow]:
+    """The registry's rows by corpus id; only those of `kind` (e.g. `store_graph`) when given."""
+    if kind is None:
+        rows = await connection.fetch(
+            f"SELECT {_CORPUS_COLUMNS} FROM mnemo.corpora ORDER BY corpus_id"
         )
-        for row in rows
-    ]
+    else:
+        rows = await connection.fetch(
+            f"SELECT {_CORPUS_COLUMNS} FROM mnemo.corpora WHERE kind = $1 ORDER BY corpus_id", kind
+        )
+    return [_corpus_row(row) for row in rows]
+
+
+async def read_corpus(
+    connection: asyncpg.Connection | asyncpg.Pool, corpus_id: str
+) -> CorpusRow | None:
+    """The registry row of `corpus_id`, or None when it is not registered."""
+    row = await connection.fetchrow(
+        f"SELECT {_CORPUS_COLUMNS} FROM mnemo.corpora WHERE corpus_id = $1", corpus_id
+    )
+    return None if row is None else _corpus_row(row)
+
+
+def _corpus_row(row: asyncpg.Record) -> CorpusRow:
+    return CorpusRow(
+        **{key: row[key] for key in row.keys() if key != "definition"},  # noqa: SIM118  # asyncpg Records are not dicts
+        definition=json.loads(row["definition"]),
+    )
 
 
 def lint_routes(routes: Iterable[Route], statuses: Mapping[str, str]) -> list[str]:

@@ -8,14 +8,13 @@ store corpora, re-read in full only when that fingerprint has changed."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Sequence
 
 import asyncpg
 from mnemo_store import StoreCorpus
 from mnemo_store.errors import StoreError
-from mnemo_store.registry import store_corpora_fingerprint
+from mnemo_store.registry import list_corpora, store_corpora_fingerprint
 
 from mnemo_ingest.use_cases import Role, StoreUse
 
@@ -51,15 +50,12 @@ class PostgresDirectory:
         return self._stores.get(name)
 
     async def reload_stores(self) -> None:
-        rows = await self._pool.fetch(
-            "SELECT corpus_id, definition::text AS definition FROM mnemo.corpora"
-            " WHERE kind = 'store_graph' ORDER BY corpus_id"
-        )
+        rows = await list_corpora(self._pool, kind="store_graph")
         uses: dict[str, list[tuple[StoreCorpus, Role]]] = {}
         decls = {}
         for row in rows:
             try:
-                corpus = StoreCorpus.from_definition(json.loads(row["definition"]))
+                corpus = StoreCorpus.from_definition(row.definition)
             except (StoreError, ValueError, KeyError, TypeError):
                 continue
             for store, role in ((corpus.documents, "documents"), (corpus.relations, "relations")):
