@@ -14,7 +14,15 @@ consumer that commits once per message (one database transaction and one offset 
 Prints a table and writes bench/results/ingest_bench.json. Needs the local stack (`make up`).
 Targets: ≥ 5,000 rows/s on 2 cores, ≥ 10× the naive consumer.
 `--rows N` / `--naive-rows N` change the sizes; `--only batched|naive` runs one;
-`INGEST_BENCH_PROFILE=FILE` runs the service under cProfile (FILE.batched, FILE.naive).
+`INGEST_BENCH_PROFILE=FILE` runs the service under cProfile (FILE.batched, FILE.naive, …).
+
+`--sampling` adds the cost of tracing: the batched service again, `--sampling-rows` rows per run,
+under each of `SAMPLING` (the default sampler, which records every span, and
+`parentbased_traceidratio` at 1, 0.01 and 0; the bench's records carry no trace, so the ratio
+decides at ingest), with no collector and with an OTLP endpoint nobody listens on; each run's rows
+per CPU second of the ingest process, and its ratio to the default's (or the first run's, without
+the default) (target: ≥ 2× at 0.01). `--only sampling` runs just these, `--sampling-runs
+'default,ratio 0.01'` some of them.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +57,26 @@ TENANTS = 4
 PARTITIONS = 6
 RESULTS = Path(__file__).parent / "results" / "ingest_bench.json"
 PG_PORT = int(os.environ.get("MNEMO_PG_PORT", "25432"))
+TRACING_VARIABLES = (
+    "MNEMO_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_TRACES_EXPORTER",
+    "OTEL_TRACES_SAMPLER",
+    "OTEL_TRACES_SAMPLER_ARG",
+)
+"""Cleared for the sampling runs, which each set their own."""
+SAMPLING: tuple[tuple[str, str | None, bool], ...] = (
+    # (label, OTEL_TRACES_SAMPLER_ARG of parentbased_traceidratio or None for the default, endpoint)
+    ("default", None, False),
+    ("ratio 1", "1", False),
+    ("ratio 0.01", "0.01", False),
+    ("ratio 0", "0", False),
+    ("default, no collector", None, True),
+    ("ratio 0.01, no collector", "0.01", True),
+)
+"""The sampling runs: "default" is today's configuration (no sampler variable: every span is
+recorded); "no collector" sets an OTLP endpoint on a port nobody listens on."""
 
 
 def _url(variable: str, role: str) -> str:
@@ -169,7 +198,16 @@ def records(setup: Setup, count: int, run: str) -> list[tuple[bytes, bytes]]:
     return out
 
 
-async def run_service(setup: Setup, *, rows: int, batch: int, name: str) -> dict[str, Any]:
+async def run_service(
+    setup: Setup,
+    *,
+    rows: int,
+    batch: int,
+    name: str,
+    tracing_env: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """One run of the ingest process; `tracing_env` (when given) replaces the caller's tracing
+    variables (`TRACING_VARIABLES`)."""
     topic = f"bench.persist.{setup.suffix}.{name}.v1"
     persisted = f"bench.persisted.{setup.suffix}.{name}.v1"
     audit = f"bench.audit.{setup.suffix}.{name}.v1"
@@ -191,6 +229,10 @@ async def run_service(setup: Setup, *, rows: int, batch: int, name: str) -> dict
         "MNEMO_KAFKA_PARTITIONS": str(PARTITIONS),
         "MNEMO_KAFKA_BATCH_MAX_RECORDS": str(batch),
     }
+    if tracing_env is not None:
+        for variable in TRACING_VARIABLES:
+            env.pop(variable, None)
+        env.update(tracing_env)
     log = Path(tempfile.gettempdir()) / f"ingest_bench_{setup.suffix}_{name}.log"
     profile = os.environ.get("INGEST_BENCH_PROFILE")
     command = [sys.executable, "-m", "mnemo_ingest"]
@@ -285,21 +327,70 @@ async def run_service(setup: Setup, *, rows: int, batch: int, name: str) -> dict
     }
 
 
+async def run_sampling(
+    setup: Setup, rows: int, labels: set[str] | None = None
+) -> list[dict[str, Any]]:
+    """The batched service under each of `SAMPLING` (those of `labels`): its rows per CPU second."""
+    runs = []
+    for label, ratio, endpoint in SAMPLING:
+        if labels is not None and label not in labels:
+            continue
+        env: dict[str, str] = {}
+        if ratio is not None:
+            env["OTEL_TRACES_SAMPLER"] = "parentbased_traceidratio"
+            env["OTEL_TRACES_SAMPLER_ARG"] = ratio
+        if endpoint:
+            env["MNEMO_OTLP_ENDPOINT"] = f"http://127.0.0.1:{free_port()}"
+        name = "sampling-" + label.replace(" ", "-").replace(",", "").replace(".", "p")
+        run = await run_service(setup, rows=rows, batch=500, name=name, tracing_env=env)
+        runs.append({"label": label, "tracing_env": env, **run})
+    default = next((r for r in runs if r["label"] == "default"), runs[0])
+    for run in runs:
+        run["rows_per_cpu_second_vs_default"] = (
+            run["rows_per_service_cpu_second"] / default["rows_per_service_cpu_second"]
+        )
+    return runs
+
+
+def print_sampling(runs: list[dict[str, Any]]) -> None:
+    print(
+        f"{'tracing':<28}{'rows':>8}{'service CPU s':>15}{'rows/CPU s':>12}{'vs default':>12}"
+        f"{'committed rows/s':>18}"
+    )
+    for run in runs:
+        print(
+            f"{run['label']:<28}{run['rows']:>8}{run['service_cpu_seconds']:>15.2f}"
+            f"{run['rows_per_service_cpu_second']:>12.0f}"
+            f"{run['rows_per_cpu_second_vs_default']:>11.2f}x"
+            f"{run['committed_rows_per_second']:>18.0f}"
+        )
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=50_000)
     parser.add_argument("--naive-rows", type=int, default=3_000)
-    parser.add_argument("--only", choices=("batched", "naive"))
+    parser.add_argument("--only", choices=("batched", "naive", "sampling"))
+    parser.add_argument("--sampling", action="store_true", help="add the tracing cost runs")
+    parser.add_argument("--sampling-rows", type=int, default=20_000)
+    parser.add_argument(
+        "--sampling-runs",
+        help="comma-separated labels of SAMPLING to run (default: all), e.g. 'default,ratio 0.01'",
+    )
     args = parser.parse_args()
     owner = await asyncpg.connect(OWNER)
     setup = Setup(owner)
     runs: dict[str, dict[str, Any]] = {}
+    sampling: list[dict[str, Any]] = []
     try:
         await setup.create()
         if args.only in (None, "batched"):
             runs["batched"] = await run_service(setup, rows=args.rows, batch=500, name="batched")
         if args.only in (None, "naive"):
             runs["naive"] = await run_service(setup, rows=args.naive_rows, batch=1, name="naive")
+        if args.sampling or args.only == "sampling":
+            labels = set(args.sampling_runs.split(",")) if args.sampling_runs else None
+            sampling = await run_sampling(setup, args.sampling_rows, labels)
     finally:
         await setup.remove()
         await owner.close()
@@ -312,6 +403,7 @@ async def main() -> None:
         "tenants": TENANTS,
         "partitions": PARTITIONS,
         **runs,
+        **({"sampling": sampling, "target_sampling_0_01_vs_default": 2} if sampling else {}),
         "target_rows_per_second": 5000,
         "target_speedup": 10,
     }
@@ -334,9 +426,11 @@ async def main() -> None:
             f"{run['projected_rows_per_second_on_2_idle_cores']:.0f} rows/s with one service "
             f"process, {run['projected_rows_per_second_2_instances_on_2_idle_cores']:.0f} with two"
         )
-    print(
-        f"{'consumer':<30}{'rows':>8}{'committed s':>13}{'rows/s':>9}{'published s':>13}{'rows/s':>9}"
-    )
+    if runs:
+        print(
+            f"{'consumer':<30}{'rows':>8}{'committed s':>13}{'rows/s':>9}"
+            f"{'published s':>13}{'rows/s':>9}"
+        )
     for name, label in (
         ("batched", "service (batches, pipelined)"),
         ("naive", "naive (1 commit/message)"),
@@ -354,6 +448,8 @@ async def main() -> None:
             f"{results['speedup_published']:.1f}x published "
             f"(load average {results['machine']['load_average_1m']:.1f} on {os.cpu_count()} cpus)"
         )
+    if sampling:
+        print_sampling(sampling)
     if args.only is None:
         RESULTS.parent.mkdir(exist_ok=True)
         RESULTS.write_text(json.dumps(results, indent=2) + "\n")
