@@ -14,6 +14,7 @@ from mnemo_events import (
     new_envelope,
 )
 
+KIND = DOCUMENT_PERSISTED
 TRACE = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
 
@@ -21,25 +22,12 @@ TRACE = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 def test_a_persisted_document_envelope_equals_the_models_json_key_for_key(
     trace: str | None,
 ) -> None:
-    tenant, event_id = uuid.uuid4(), uuid.uuid4()
+    t, e = uuid.uuid4(), uuid.uuid4()
     values = {"id": "a", "title": "Ünïcode", "n": 3, "x": 1.5, "tags": ["t"], "meta": {"k": None}}
     data = DocumentPersisted(corpus="Memory", store="Docs", id="a", values=values)
-    mine = envelope_json(
-        data,
-        tenant=tenant,
-        producer="p",
-        event_type=DOCUMENT_PERSISTED,
-        event_id=event_id,
-        trace=trace,
-    )
-    model = new_envelope(
-        data,
-        tenant=tenant,
-        producer="p",
-        event_type=DOCUMENT_PERSISTED,
-        event_id=event_id,
-        trace=trace,
-    ).model_dump(mode="json")
+    mine = envelope_json(data, tenant=t, producer="p", event_type=KIND, event_id=e, trace=trace)
+    made = new_envelope(data, tenant=t, producer="p", event_type=KIND, event_id=e, trace=trace)
+    model = made.model_dump(mode="json")
     assert str(mine.pop("occurred_at")).endswith("Z")
     model.pop("occurred_at")
     assert mine == model
@@ -47,4 +35,4 @@ def test_a_persisted_document_envelope_equals_the_models_json_key_for_key(
     parsed = Envelope[DocumentPersisted].model_validate(
         {**mine, "occurred_at": "2026-01-02T03:04:05Z"}
     )
-    assert (parsed.event_id, parsed.tenant, parsed.data) == (event_id, tenant, data)
+    assert (parsed.event_id, parsed.tenant, parsed.data) == (e, t, data)
