@@ -42,7 +42,8 @@ class InvalidRowError(AxonError, ValueError):
 def check_row(store: StoreDecl, values: Mapping[str, object]) -> dict[str, object]:
     """`values` as the driver binds them for `store`'s columns (in the store's column order; a Json
     value checked but left as given), or InvalidRowError saying what was wrong."""
-    row_columns(store, values)
+    if not values.keys() <= {column.name for column in store.columns}:
+        row_columns(store, values)  # raises, naming the undeclared columns
     row: dict[str, object] = {}
     for column in store.columns:
         if column.name not in values:
@@ -50,19 +51,24 @@ def check_row(store: StoreDecl, values: Mapping[str, object]) -> dict[str, objec
                 raise InvalidRowError(f"store {store.name!r}: column {column.name!r} is required")
             continue
         value = values[column.name]
-        where = f"store {store.name!r}, column {column.name!r} ({column.type.value})"
         if value is None:
             if column.not_null or column.primary_key:
-                raise InvalidRowError(f"{where}: null is not allowed")
+                raise InvalidRowError(f"{_where(store, column)}: null is not allowed")
             row[column.name] = None
             continue
         try:
             checked = value_for_column(column.type, value)
         except ValueConversionError as error:
-            raise InvalidRowError(f"{where}: {error}; got {preview(value)}") from None
+            raise InvalidRowError(
+                f"{_where(store, column)}: {error}; got {preview(value)}"
+            ) from None
         # A Json value stays as given (an object, or JSON text): the store encodes it once.
         row[column.name] = value if column.type is AxonType.JSON else checked
     return row
+
+
+def _where(store: StoreDecl, column: ColumnDecl) -> str:
+    return f"store {store.name!r}, column {column.name!r} ({column.type.value})"
 
 
 def row_columns(store: StoreDecl, names: Collection[str]) -> list[ColumnDecl]:
