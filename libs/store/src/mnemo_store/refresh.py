@@ -36,12 +36,11 @@ from mnemo_mdn.graph import CorpusGraph
 from mnemo_mdn.incremental import GraphChange, carry_over
 
 from mnemo_store.identifiers import ROW_ID_COLUMN, quote, store_table
-from mnemo_store.loading import _TYPE_CODE_CASES, GraphArrays, LoadLimits
+from mnemo_store.loading import _TYPE_CODE_CASES, GraphArrays, IndexArray, LoadLimits
 from mnemo_store.scope import RenderedScope
 from mnemo_store.store_corpus import StoreCorpus
 
 CHANGE_COLUMN: Final = "axon_changed"
-IndexArray = npt.NDArray[np.int64]
 _T = TypeVar("_T")
 _INTEGER_KEYS: Final = (AxonType.INTEGER, AxonType.BIGINT)
 
@@ -166,9 +165,9 @@ class ChangedEdges:
         return int(self.key.shape[0])
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class GraphRows:
-    """The rows a cached graph is built from, ready to merge changes into.
+@dataclass(frozen=True, slots=True, eq=False, kw_only=True)
+class GraphRows(GraphArrays):
+    """A keyed load's columns (`GraphArrays`, the one graph-rows type) ready to merge changes into.
 
     Documents in id order (text, byte order: the load's order); edges sorted by their row key, with
     endpoints as document positions (-1: not a loaded document). `snapshot` is the `pg_snapshot`
@@ -176,16 +175,8 @@ class GraphRows:
     """
 
     snapshot: str
-    revision: int
     reset_revision: int
-    ids: list[str]
-    titles: list[str]
-    bodies: list[str | None] | None
-    edge_key: IndexArray
-    edge_source: IndexArray
-    edge_target: IndexArray
-    edge_type: npt.NDArray[np.int8]
-    edge_weight: npt.NDArray[np.float64]
+    edge_key: IndexArray  # always present: the key changes are merged by
     documents_read: int = 0  # rows read to make these rows: all of them, or only the changes
     edges_read: int = 0
     # From the rows these were merged from: where each document went, which are new or changed.
@@ -208,6 +199,7 @@ class GraphRows:
         if keys.shape[0] > 1 and bool((keys[1:] == keys[:-1]).any()):
             return None  # not a key after all
         return cls(
+            corpus=arrays.corpus,
             snapshot=snapshot,
             revision=arrays.revision,
             reset_revision=reset_revision,
@@ -227,16 +219,7 @@ class GraphRows:
         """The graph of these rows. `previous`, the graph of the rows they were merged from,
         hands over what it computed that still holds (`mnemo_mdn.incremental.carry_over`: the
         term index, updated for the changed documents, and EPR as a warm start)."""
-        graph = CorpusGraph.from_arrays(
-            self.ids,
-            self.titles,
-            bodies=self.bodies,
-            edge_source=self.edge_source,
-            edge_target=self.edge_target,
-            edge_type=self.edge_type,
-            edge_weight=self.edge_weight,
-            order="id",
-        )
+        graph = GraphArrays.to_graph(self)
         if previous is not None and self.change is not None:
             carry_over(previous, graph, self.change)
         return graph
@@ -345,6 +328,7 @@ def merge(
     locate = _Positions(ids)
     changed = sorted({int(remap[k]) for k in updated} | {locate(d.id) for d in additions})
     return GraphRows(
+        corpus=rows.corpus,
         snapshot=snapshot,
         revision=revision,
         reset_revision=reset_revision,
