@@ -43,7 +43,7 @@ _MAX_NUMERIC_CHARACTERS = 1000
 # and after it ('1e131072' and '1e-16384' are refused with "value overflows numeric format").
 _MAX_JSON_INTEGER_DIGITS = 131072
 _MAX_JSON_SCALE = 16383
-_INTEGER_RANGES = {
+INTEGER_RANGES = {
     AxonType.INTEGER: (-(2**31), 2**31 - 1),
     AxonType.BIGINT: (-(2**63), 2**63 - 1),
 }
@@ -139,7 +139,7 @@ def _require_storable_text(text: str) -> None:
 
 def _number(text: str, axon_type: AxonType) -> int | float | Decimal:
     """`text` as a value of a numeric type (`axon_type.is_numeric`), checked for range."""
-    if axon_type in _INTEGER_RANGES:
+    if axon_type in INTEGER_RANGES:
         return _integer(text, axon_type)
     if axon_type in (AxonType.FLOAT, AxonType.DOUBLE):
         return _float(text, axon_type)
@@ -153,7 +153,7 @@ def _integer(text: str, axon_type: AxonType) -> int:
             f"not {article} {axon_type.value}: {_preview(text)} (expected digits)"
         )
     value = int(text)
-    low, high = _INTEGER_RANGES[axon_type]
+    low, high = INTEGER_RANGES[axon_type]
     if not low <= value <= high:
         raise ValueConversionError(f"{value} is out of range for {axon_type.value} [{low}, {high}]")
     return value

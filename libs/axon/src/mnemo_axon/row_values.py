@@ -23,15 +23,11 @@ from decimal import Decimal
 from typing import Any
 
 from mnemo_axon.column_types import AxonType
-from mnemo_axon.column_values import ValueConversionError, value_from_text
+from mnemo_axon.column_values import INTEGER_RANGES, ValueConversionError, value_from_text
 from mnemo_axon.errors import AxonError
 from mnemo_axon.ir import ColumnDecl, StoreDecl
 
 _MAX_NUMERIC_BITS = 3300  # about 1000 decimal digits, what the where: renderer accepts too
-_INTEGER_RANGES = {
-    AxonType.INTEGER: (-(2**31), 2**31 - 1),
-    AxonType.BIGINT: (-(2**63), 2**63 - 1),
-}
 
 
 class InvalidRowError(AxonError, ValueError):
@@ -90,8 +86,8 @@ def value_for_column(axon_type: AxonType, value: object) -> object:
         return json_value_text(value)
     if isinstance(value, str):
         return value_from_text(value, axon_type)
-    if axon_type in _INTEGER_RANGES and isinstance(value, int) and not isinstance(value, bool):
-        low, high = _INTEGER_RANGES[axon_type]
+    if axon_type in INTEGER_RANGES and isinstance(value, int) and not isinstance(value, bool):
+        low, high = INTEGER_RANGES[axon_type]
         if not low <= value <= high:
             raise ValueConversionError(f"out of range for {axon_type.value} [{low}, {high}]")
         return value
@@ -182,7 +178,7 @@ def _storable_texts(values: list[object]) -> bool:
 
 
 def _integers(axon_type: AxonType) -> Callable[[list[object]], bool]:
-    low, high = _INTEGER_RANGES[axon_type]
+    low, high = INTEGER_RANGES[axon_type]
 
     def check(values: list[object]) -> bool:
         if _types(values) - {int}:
