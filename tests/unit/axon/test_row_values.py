@@ -56,6 +56,7 @@ def test_a_message_value_is_bound_as_the_store_binds_it(
         ({"id": ID, "title": "t", "score": "many"}, "column 'score' (Integer): not an Integer"),
         ({"id": ID, "title": "t", "score": 2**31}, "column 'score' (Integer): out of range"),
         ({"id": ID, "title": "a\x00b"}, "column 'title' (Text): text cannot contain NUL"),
+        ({"id": ID, "title": "\ud800"}, "column 'title' (Text): text contains an unpaired"),
         ({"id": ID, "title": "t", "meta": {"k": "\x00"}}, "column 'meta' (Json): JSON string"),
         ({"id": "x", "title": "t"}, "column 'id' (Uuid): not a Uuid: 'x'"),
     ],
