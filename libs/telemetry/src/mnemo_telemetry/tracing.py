@@ -606,9 +606,11 @@ def start_persist_span(
     skipped = _unsampled(parent)
     if skipped is not None:
         return skipped
-    handle = start_span("mnemo.persist", parent=parent, store=store)
+    handle = SpanHandle(tracer().start_span("mnemo.persist", context=parent))
     if handle.recording:
-        handle.set(tenant=str(tenant), event_id=None if event_id is None else str(event_id))
+        handle.set(
+            tenant=str(tenant), store=store, event_id=None if event_id is None else str(event_id)
+        )
     return handle
 
 
@@ -697,7 +699,9 @@ def start_consumer_span(
     skipped = _unsampled(parent)
     if skipped is not None:
         return skipped
-    handle = start_span(f"process {topic}", kind=SpanKind.CONSUMER, parent=parent)
+    handle = SpanHandle(
+        tracer().start_span(f"process {topic}", context=parent, kind=SpanKind.CONSUMER)
+    )
     if handle.recording:
         handle.set(
             tenant=tenant,
