@@ -250,3 +250,16 @@ def test_the_bounds_are_checked_when_the_cache_is_made() -> None:
         GraphCache(10, tenant_share=0)
     with pytest.raises(ValueError, match="scopes_per_corpus"):
         GraphCache(10, scopes_per_corpus=0)
+
+
+def test_memory_is_handed_back_once_an_eighth_of_the_bound_has_been_evicted() -> None:
+    size = graph_bytes(graph())
+    cache = GraphCache(16 * size)
+    tenant = uuid.UUID(int=1)
+    for k in range(17):
+        cache.put((tenant, "Corpus", f"scope-{k}"), graph(), 1)
+    assert not cache.release_due()  # one eviction: a sixteenth of the bound
+    cache.put((tenant, "Corpus", "scope-17"), graph(), 1)
+    assert cache.release_due()
+    cache.release_memory()
+    assert not cache.release_due()

@@ -22,10 +22,17 @@ entries first, never another tenant's. Only when the whole cache is over `max_by
 recently used entries of any tenant go. The size counted for a graph (`graph_bytes`) is what it
 holds once navigated: its arrays, strings, id index and term index (built by the sizing, which the
 first navigation would build anyway), within about 25% of what tracemalloc measures.
+
+Evicting a graph frees its memory to the allocator, which keeps most of it (graphs are built in
+worker threads, each with its own glibc arena): once an eighth of the bound has been evicted,
+`release_due` says so and `release_memory` (a worker thread's job) hands the free pages back to
+the operating system (`malloc_trim`; nothing where the C library has none).
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import itertools
 import sys
 import threading
@@ -133,6 +140,21 @@ def rows_bytes(rows: GraphRows | None) -> int:
     return sum(int(array.nbytes) for array in arrays) + 8 * 3 * len(rows.ids)
 
 
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's `malloc_trim`, or None (another C library, or none found)."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        trim: Callable[[int], int] = ctypes.CDLL(name).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    return trim
+
+
+_TRIM = _malloc_trim()
+
+
 class GraphCache:
     """LRU by bytes, with a share per tenant and a number of scopes per (tenant, corpus); safe to
     use from the event loop and from worker threads.
@@ -165,6 +187,7 @@ class GraphCache:
         self.hits = 0
         self.misses = 0
         self.evictions = 0
+        self._unreleased = 0  # bytes evicted since memory was last handed back
 
     @property
     def max_bytes(self) -> int:
@@ -276,7 +299,20 @@ class GraphCache:
         self._by_tenant[tenant].move_to_end(key)
         self._by_corpus[(tenant, corpus)].move_to_end(key)
 
+    def release_due(self) -> bool:
+        """Whether an eighth of the bound has been evicted since `release_memory` last ran."""
+        return _TRIM is not None and self._unreleased * 8 >= self._max_bytes
+
+    def release_memory(self) -> None:
+        """Hand the allocator's free pages back to the operating system (a few milliseconds per
+        hundred megabytes of heap: call it from a worker thread, when `release_due`)."""
+        with self._lock:
+            self._unreleased = 0
+        if _TRIM is not None:
+            _TRIM(0)
+
     def _evict(self, key: CacheKey) -> None:
+        self._unreleased += self._entries[key].nbytes
         self._remove(key)
         self.evictions += 1
 

@@ -44,8 +44,8 @@ class Settings(BaseSettings):
     """The topic the query audit events go to, through the outbox (a test's or a benchmark's own
     process gives its own, so its events never reach the stack's audit service)."""
     cache_max_bytes: int = Field(default=2 * 1024**3, ge=0)
-    """Bound of the graph cache (0 turns it off). 2 GiB holds a million-document graph (about
-    800 MB counted with its merge rows) beside smaller ones; see the README."""
+    """Bound of the graph cache (0 turns it off). A million-document graph with short bodies
+    counts about 1.15 GB with its term index and merge rows; see the README."""
     cache_tenant_share: float = Field(default=0.5, gt=0, le=1)
     """The fraction of `cache_max_bytes` one tenant's graphs may hold: a tenant flooding the
     cache with scopes evicts its own graphs, never more than this share of everyone else's (1: no

@@ -536,6 +536,8 @@ class Navigator:
                     revision = arrays.revision
                 if caching:
                     self._cache.put(key, graph, revision, rows, nbytes=nbytes)
+                    if self._cache.release_due():  # what it evicted, back to the system
+                        await asyncio.to_thread(self._cache.release_memory)
             history: list[StoredOutcome] = []
             if corpus.adaptive:
                 with timings.phase("outcomes"):
