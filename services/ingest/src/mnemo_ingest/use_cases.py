@@ -508,10 +508,9 @@ def persisted_event(
     headers = {"content-type": "application/json"}
     if trace:
         headers["traceparent"] = trace
-    data = DocumentPersisted.model_construct(
-        corpus=corpus, store=store, id=doc_id, values=dict(values)
-    )
+    data = {"corpus": corpus, "store": store, "id": doc_id, "values": dict(values)}
     payload = envelope_json(
+        DocumentPersisted,
         data,
         tenant=tenant,
         producer=PRODUCER,
