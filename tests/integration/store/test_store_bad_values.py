@@ -81,3 +81,17 @@ async def test_an_outbox_payload_postgres_cannot_store_is_an_error_naming_the_ev
     with pytest.raises(InvalidValueError, match=message):
         async with store.tenant(tenant) as tx:
             await tx.append_outbox(event)
+
+
+async def test_a_row_naming_an_undeclared_column_is_a_value_error_naming_the_store_columns(
+    declare: Any, new_tenant: Any, store: Store
+) -> None:
+    declared = await declare("BigInt")
+    tenant = await new_tenant()
+    row = {"id": 1, "tenant_id": uuid.uuid4(), "title": "t", "colour": "red"}
+    async with store.tenant(tenant) as tx:
+        with pytest.raises(InvalidValueError) as refused:
+            await tx.insert_rows(declared.corpus.documents, [row])
+    assert f"store '{declared.documents}' has no column 'colour'; its columns are" in str(
+        refused.value
+    )
