@@ -22,6 +22,7 @@ COPY libs/axon/pyproject.toml libs/axon/
 COPY libs/corpus/pyproject.toml libs/corpus/
 COPY libs/events/pyproject.toml libs/events/
 COPY libs/mdn/pyproject.toml libs/mdn/
+COPY libs/service/pyproject.toml libs/service/
 COPY libs/store/pyproject.toml libs/store/
 COPY libs/telemetry/pyproject.toml libs/telemetry/
 COPY services/audit/pyproject.toml services/audit/
