@@ -12,7 +12,7 @@ from mnemo_audit.settings import Settings
 
 def main() -> None:
     settings = Settings()
-    configure_logging("audit")
+    configure_logging("audit", settings.log_level)
     raise SystemExit(asyncio.run(create_app(settings).run()))
 
 
