@@ -107,7 +107,7 @@ class Services:
     prefix: str = "bench.quality"
     names: Sequence[str] = ("ingest", "edge-classifier", "navigator")
     extra_env: Mapping[str, str] = field(default_factory=dict)
-    """Added to every process's environment (e.g. `MNEMO_CLASSIFIER_SCOPE_COLUMNS`)."""
+    """Added to every process's environment (e.g. `MNEMO_CLASSIFIER_INDEX_MAX_BYTES`)."""
     ports: dict[str, int] = field(default_factory=dict)
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
 

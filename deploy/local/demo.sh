@@ -60,7 +60,6 @@ show check deploy/axon/memory.axon
 show apply deploy/axon/memory.axon
 show corpus publish Memory
 printf "navigator's pinned scope templates (deploy/local/settings.sh): %s\n" "$MNEMO_NAVIGATOR_PINNED_SCOPES"
-printf 'edge classifier scope columns: %s\n' "$MNEMO_CLASSIFIER_SCOPE_COLUMNS"
 
 section "two tenants, new for this run"
 run="$(date +%m%d%H%M%S)-$((RANDOM % 1000))"

@@ -5,9 +5,10 @@
 # `tenant_id` column:
 # - the navigator confines a token with a `client` claim to its own end-client (a pinned scope
 #   template: the token's `client.tenant_id` is ANDed to whatever `where:` the request sends);
-# - the edge classifier joins only documents of the same end-client, and its edges carry the value.
+# - the edge classifier joins only documents of the same end-client, and its edges carry the value
+#   (no setting: the column the Memory corpus's documents and edges stores share, from the
+#   declarations, as ingest reads it).
 
 default_setting() { [ -n "${!1:-}" ] || export "$1=$2"; }
 
 default_setting MNEMO_NAVIGATOR_PINNED_SCOPES '{"Memory": "tenant_id == \"${client.tenant_id}\""}'
-default_setting MNEMO_CLASSIFIER_SCOPE_COLUMNS '{"Memory": ["tenant_id"]}'

@@ -277,7 +277,6 @@ class World:
             "MNEMO_CLASSIFIER_GROUP": f"chaos.classifier.{self.suffix}",
             "MNEMO_CLASSIFIER_PORT": str(port),
             "MNEMO_EDGE_CLASSIFIER_PORT": str(port),
-            "MNEMO_CLASSIFIER_SCOPE_COLUMNS": json.dumps({self.corpus: ["tenant_id"]}),
         }
         service = Service("mnemo_edge_classifier", port, env, self.logs / "classifier.log")
         self.services.append(service)

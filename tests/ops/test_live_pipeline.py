@@ -225,7 +225,6 @@ async def pipeline(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Pi
             "MNEMO_CLASSIFIER_TOPIC": persisted_topic,
             "MNEMO_CLASSIFIER_PERSIST_TOPIC": persist_topic,
             "MNEMO_CLASSIFIER_GROUP": f"test.ops.classifier.{suffix}",
-            "MNEMO_CLASSIFIER_SCOPE_COLUMNS": json.dumps({corpus: ["tenant_id"]}),
             "MNEMO_CLASSIFIER_DATABASE_URL": os.environ.get(
                 "MNEMO_CLASSIFIER_DATABASE_URL", dsn("mnemo_classifier")
             ),

@@ -6,7 +6,6 @@ with their reason, and the partition keeps moving."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import socket
@@ -150,7 +149,6 @@ async def classifier(
         "MNEMO_CLASSIFIER_PERSIST_TOPIC": persist_topic,
         "MNEMO_CLASSIFIER_GROUP": f"test.classifier.{suffix}",
         "MNEMO_CLASSIFIER_PORT": str(port),
-        "MNEMO_CLASSIFIER_SCOPE_COLUMNS": json.dumps({corpus.name: ["tenant_id"]}),
         "MNEMO_KAFKA_BOOTSTRAP": kafka_bootstrap,
         "MNEMO_KAFKA_PARTITIONS": "2",
         "MNEMO_KAFKA_MAX_ATTEMPTS": "2",

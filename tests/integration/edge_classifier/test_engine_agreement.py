@@ -2,7 +2,8 @@
 
 MuSiQue passages (the vendored subset: the paragraphs of its first questions) are stored in a
 corpus of their own; then every passage is classified as the service does (`ClassifyDocument` over
-`StoreCandidates`: candidates and key rarity from Postgres as the `mnemo_classifier` role), and the
+`StoreCandidates`: candidates and key rarity from Postgres as the `mnemo_classifier` role; and
+over `IndexedCandidates`: the same from the scope held in memory), and the
 union of the edges is compared with `mnemo_mdn.lexical_index.classify_corpus` over the same
 passages: the engine mode of bench/quality.py."""
 
@@ -18,7 +19,7 @@ from typing import Any
 import asyncpg
 import pytest
 from mnemo_axon.compiler import load_deployment
-from mnemo_edge_classifier.adapters import StoreCandidates
+from mnemo_edge_classifier.adapters import IndexedCandidates, StoreCandidates
 from mnemo_edge_classifier.use_cases import ClassifyDocument, LexicalClassifier
 from mnemo_events import DocumentPersisted, new_envelope
 from mnemo_mdn import Document
@@ -99,18 +100,22 @@ async def stored(
         await owner.close()
 
 
+@pytest.mark.parametrize("source", ["per event", "in memory"])
 async def test_the_service_path_makes_the_edges_of_the_in_process_engine(
-    stored: tuple[StoreCorpus, uuid.UUID, list[Document], Store],
+    stored: tuple[StoreCorpus, uuid.UUID, list[Document], Store], source: str
 ) -> None:
     corpus, tenant, documents, reader = stored
+    per_event = StoreCandidates(reader, 1000, DEFAULT_OPTIONS)
+    indexed = IndexedCandidates(reader, per_event, 1000, DEFAULT_OPTIONS, 1 << 30)
     use_case = ClassifyDocument(
         Directory(corpus),
-        StoreCandidates(reader, 1000, DEFAULT_OPTIONS),
+        per_event if source == "per event" else indexed,
         LexicalClassifier(),
-        {},
     )
     service: dict[tuple[str, str, str], float] = {}
-    for document in documents:
+    for k, document in enumerate(documents):
+        if k % 7 == 0:
+            use_case.new_batch()
         event = new_envelope(
             DocumentPersisted(
                 corpus=corpus.name,
@@ -132,3 +137,5 @@ async def test_the_service_path_makes_the_edges_of_the_in_process_engine(
     assert len(engine) > len(documents)  # the comparison is not between two empty sets
     assert sorted(service) == sorted(engine)
     assert all(service[key] == pytest.approx(engine[key]) for key in engine)
+    if source == "in memory":
+        assert (indexed.loads, indexed.fallbacks) == (1, 0)  # one load; every lookup in memory

@@ -56,6 +56,10 @@ class Directory:
 class Candidates:
     def __init__(self) -> None:
         self.scopes: list[Scope] = []
+        self.batches = 0
+
+    def new_batch(self) -> None:
+        self.batches += 1
 
     async def neighbourhood(
         self,
@@ -105,7 +109,6 @@ def use_case(source: Candidates, classifier: EdgeClassifier | None = None) -> Cl
         Directory(),
         source,
         classifier or LexicalClassifier(),
-        {"Memory": ("tenant_id",)},
     )
 
 
@@ -198,7 +201,7 @@ class Dropped(Candidates):
 
 async def test_a_corpus_whose_store_is_gone_is_refused_at_once_and_read_afresh_next_time() -> None:
     directory = Directory()
-    case = ClassifyDocument(directory, Dropped(), LexicalClassifier(), {"Memory": ("tenant_id",)})
+    case = ClassifyDocument(directory, Dropped(), LexicalClassifier())
     with pytest.raises(DocumentRefusedError, match="does not exist"):
         await case.edges_for(event(song(str(uuid.uuid4()))))
     assert directory.forgotten == ["Memory"]
@@ -234,12 +237,11 @@ async def test_a_citation_found_from_either_end_is_one_event() -> None:
     def as_candidate(values: dict[str, object]) -> CandidateDocument:
         return CandidateDocument(str(values["id"]), str(values["title"]), str(values["body"]))
 
-    scope = {"Memory": ("tenant_id",)}
     from_song, _ = await ClassifyDocument(
-        Directory(), Fixed(as_candidate(poet_values)), LexicalClassifier(), scope
+        Directory(), Fixed(as_candidate(poet_values)), LexicalClassifier()
     ).edges_for(persisted(song_values))
     from_poet, _ = await ClassifyDocument(
-        Directory(), Fixed(as_candidate(song_values)), LexicalClassifier(), scope
+        Directory(), Fixed(as_candidate(song_values)), LexicalClassifier()
     ).edges_for(persisted(poet_values))
     assert [c.data.values for c in from_song] == [c.data.values for c in from_poet]
     assert [c.event_id for c in from_song] == [c.event_id for c in from_poet]
@@ -248,9 +250,7 @@ async def test_a_citation_found_from_either_end_is_one_event() -> None:
 @pytest.mark.parametrize("status", ["draft", "deprecated"])
 async def test_a_document_of_a_corpus_that_is_not_published_is_not_classified(status: str) -> None:
     source = Candidates()
-    case = ClassifyDocument(
-        Directory(status), source, LexicalClassifier(), {"Memory": ("tenant_id",)}
-    )
+    case = ClassifyDocument(Directory(status), source, LexicalClassifier())
     with pytest.raises(CorpusNotPublishedError, match=f"'Memory' is {status}; only published"):
         await case.edges_for(event(song(str(uuid.uuid4()))))
     assert source.scopes == []  # no candidate read

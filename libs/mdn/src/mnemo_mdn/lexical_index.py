@@ -9,9 +9,12 @@ full-text index finds it: intersect the postings of the phrase's tokens, then ch
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from mnemo_mdn.edge_classification import (
     DEFAULT_OPTIONS,
+    QUALIFIER,
+    CandidateQuery,
     ClassifierOptions,
     DocumentKeys,
     EdgeDecision,
@@ -22,6 +25,7 @@ from mnemo_mdn.edge_classification import (
     document_keys,
     keys_of,
 )
+from mnemo_mdn.edge_classification import _words as _words  # the tokens `document_keys` reads
 from mnemo_mdn.graph import Document
 
 _NONE: frozenset[int] = frozenset()
@@ -109,3 +113,140 @@ def classify_corpus(
             if known is None or decision.weight > known.weight:
                 decided[key] = decision
     return tuple(decided[key] for key in sorted(decided))
+
+
+# -- a corpus kept in memory as it changes ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedDocument:
+    """What a `ScopeIndex` keeps of a document: its text (the classifier reads candidates from
+    it), the names it is known by (`DocumentKeys.title_names`) and its tokens lowercased
+    (`DocumentKeys.lowered`), read as `document_keys` reads them."""
+
+    id: str
+    title: str
+    body: str | None
+    title_names: tuple[str, ...]
+    lowered: str
+
+    def contains(self, phrase: str) -> bool:
+        return bool(phrase) and f" {phrase} " in self.lowered
+
+    @property
+    def nbytes(self) -> int:
+        """About what the document costs in an index: its strings, the entry, and one posting
+        (a set slot and a dict share) per distinct token."""
+        text = len(self.title) + len(self.body or "") + len(self.lowered)
+        names = sum(len(n) + 60 for n in self.title_names)
+        return 400 + text + names + 48 * len(set(self.lowered.split()))
+
+
+def indexed_document(document: TextDocument) -> IndexedDocument:
+    """`document` read for a `ScopeIndex`: the part of `document_keys` a candidate lookup needs
+    (title key, alias key, lowered tokens), without the sentences and names."""
+    title = document.title
+    text = title if not document.body else f"{title}\n\n{document.body}"
+    title_key = " ".join(w.lower() for w in _words(title))
+    alias_key = " ".join(w.lower() for w in _words(QUALIFIER.sub(" ", title)))
+    if alias_key == title_key:
+        alias_key = ""
+    return IndexedDocument(
+        id=document.id,
+        title=title,
+        body=document.body,
+        title_names=tuple(k for k in (title_key, alias_key) if k),
+        lowered=f" {' '.join(w.lower() for w in _words(text))} ",
+    )
+
+
+class ScopeIndex:
+    """The documents of one corpus scope, changed one at a time (`put`, `remove`), answering what
+    the edge-classifier service asks for a new document (`neighbourhood`): the key frequencies
+    and candidates `LexicalIndex` finds for a corpus read at once, and the store's
+    `neighbourhood` read finds in SQL. The cost of a lookup grows with the documents holding the
+    phrases looked up, not with the documents in the scope."""
+
+    def __init__(self, documents: Iterable[TextDocument] = ()) -> None:
+        self._documents: dict[str, IndexedDocument] = {}
+        self._postings: dict[str, set[str]] = {}
+        self._by_title: dict[str, set[str]] = {}
+        self.nbytes = 0
+        for document in documents:
+            self.put(document)
+
+    def __len__(self) -> int:
+        return len(self._documents)
+
+    def __contains__(self, document_id: str) -> bool:
+        return document_id in self._documents
+
+    def get(self, document_id: str) -> IndexedDocument | None:
+        return self._documents.get(document_id)
+
+    def put(self, document: TextDocument) -> None:
+        """Add `document`, or replace the one with its id."""
+        entry = indexed_document(document)
+        old = self._documents.get(entry.id)
+        if old is not None:
+            if (old.title, old.body) == (entry.title, entry.body):
+                return
+            self.remove(entry.id)
+        self._documents[entry.id] = entry
+        for token in set(entry.lowered.split()):
+            self._postings.setdefault(token, set()).add(entry.id)
+        for name in entry.title_names:
+            self._by_title.setdefault(name, set()).add(entry.id)
+        self.nbytes += entry.nbytes
+
+    def remove(self, document_id: str) -> None:
+        entry = self._documents.pop(document_id, None)
+        if entry is None:
+            return
+        for token in set(entry.lowered.split()):
+            _discard(self._postings, token, entry.id)
+        for name in entry.title_names:
+            _discard(self._by_title, name, entry.id)
+        self.nbytes -= entry.nbytes
+
+    def holders(self, phrase: str) -> set[str]:
+        """Ids of the documents holding `phrase` (lowercased tokens joined by spaces)."""
+        sets = sorted((self._postings.get(t, _NO_IDS) for t in set(phrase.split())), key=len)
+        if not sets or not sets[0]:
+            return set()
+        documents = self._documents
+        return {i for i in sets[0].intersection(*sets[1:]) if documents[i].contains(phrase)}
+
+    def neighbourhood(
+        self,
+        document_id: str,
+        query: CandidateQuery,
+        keys: Iterable[str],
+        options: ClassifierOptions = DEFAULT_OPTIONS,
+        limit: int | None = None,
+    ) -> tuple[list[IndexedDocument], dict[str, int]]:
+        """How many documents hold each of `keys` (`keys_of` of the new document), and the
+        candidates of `query` (`candidate_query`): as `LexicalIndex.candidates`, in id order
+        (code points: the store's byte order), the document itself left out, at most `limit`."""
+        frequencies = {key: len(self.holders(key)) for key in keys}
+        found: set[str] = set()
+        for phrase in query.titles:
+            found.update(self._by_title.get(phrase, ()))
+        for phrase in query.cited:
+            found.update(self.holders(phrase))
+        for name in query.rare_names(Rarity(frequencies), options):
+            found.update(self.holders(name))
+        found.discard(document_id)
+        ids = sorted(found)[:limit] if limit is not None else sorted(found)
+        return [self._documents[i] for i in ids], frequencies
+
+
+_NO_IDS: frozenset[str] = frozenset()
+
+
+def _discard(index: dict[str, set[str]], key: str, document_id: str) -> None:
+    held = index.get(key)
+    if held is not None:
+        held.discard(document_id)
+        if not held:
+            del index[key]

@@ -125,6 +125,21 @@ def incident_edges_sql(corpus: StoreCorpus, key: str, scope: RenderedScope) -> s
 # ------------------------------------------------------------------------------------ the rows
 
 
+@dataclass(frozen=True, slots=True)
+class ChangeMark:
+    """Where a reader of store rows stands: the `pg_snapshot` it read in and the corpus's revision
+    and reset revision in it. Rows changed after it are those `changed_documents_sql` finds."""
+
+    snapshot: str
+    revision: int
+    reset_revision: int
+
+    @property
+    def xmin(self) -> str:
+        """The snapshot's xmin: every transaction it did not see has an id at least this."""
+        return self.snapshot.split(":", 1)[0]
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class ChangedDocument:
     id: str
@@ -186,6 +201,10 @@ class GraphRows(GraphArrays):
     def xmin(self) -> str:
         """The snapshot's xmin: every transaction it did not see has an id at least this."""
         return self.snapshot.split(":", 1)[0]
+
+    @property
+    def mark(self) -> ChangeMark:
+        return ChangeMark(self.snapshot, self.revision, self.reset_revision)
 
     @classmethod
     def from_arrays(
@@ -382,6 +401,7 @@ def _splice(
 
 __all__ = [
     "CHANGE_COLUMN",
+    "ChangeMark",
     "ChangedDocument",
     "ChangedEdges",
     "GraphRows",

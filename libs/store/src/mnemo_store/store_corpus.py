@@ -33,6 +33,34 @@ class StoreCorpus:
     adaptive: bool
 
     @property
+    def scope_columns(self) -> tuple[str, ...]:
+        """The sub-tenant scope of the corpus's edges: the columns its documents and edges stores
+        share (same name and type, no default), other than the graph's own columns. For the memory
+        corpus that is `tenant_id`. Ingest keeps an edge's ends in one scope by them; the edge
+        classifier looks for candidates only in the new document's."""
+        own = {
+            self.id_column,
+            self.title_column,
+            self.body_column,
+            self.from_column,
+            self.to_column,
+            self.etype_column,
+            self.weight_column,
+        }
+        shared = []
+        for column in self.relations.columns:
+            twin = self.documents.column(column.name)
+            if (
+                twin is not None
+                and twin.type is column.type
+                and column.name not in own
+                and column.default is None
+                and twin.default is None
+            ):
+                shared.append(column.name)
+        return tuple(shared)
+
+    @property
     def id_type(self) -> AxonType:
         """The declared type of the document id column (the edge endpoints have the same type)."""
         column = self.documents.column(self.id_column)

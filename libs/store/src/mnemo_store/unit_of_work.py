@@ -209,20 +209,15 @@ class TenantTransaction:
             return None
         connection = self._open()
         limits = limits or LoadLimits()
-        snapshot = str(await connection.fetchval(_SNAPSHOT))
-        revision, reset = await self.graph_marks(corpus.name)
-        if reset != rows.reset_revision or revision < rows.revision:
+        changes = await self.changed_documents(corpus, rows.mark, scope)
+        if changes is None:
             return None
-        if revision == rows.revision and snapshot == rows.snapshot:
+        mark, documents = changes
+        snapshot, revision, reset = mark.snapshot, mark.revision, mark.reset_revision
+        if mark == rows.mark:
             return rows
         since = (rows.xmin, rows.snapshot)
         rendered = render_scope(scope or Scope(), corpus, 3)
-        documents = [
-            refresh.ChangedDocument(r[0], r[1], r[2], r[3])
-            for r in await connection.fetch(
-                refresh.changed_documents_sql(corpus, rendered), *since, *rendered.params
-            )
-        ]
         edge_rows = [
             tuple(r)
             for r in await connection.fetch(
@@ -249,6 +244,34 @@ class TenantTransaction:
             reset_revision=reset,
             limits=limits,
         )
+
+    async def change_mark(self, corpus: StoreCorpus) -> refresh.ChangeMark:
+        """Where this transaction stands in the corpus's changes: rows read after this call are
+        as new or newer, so `changed_documents` from the mark re-reads, never misses, them."""
+        snapshot = str(await self._open().fetchval(_SNAPSHOT))
+        revision, reset = await self.graph_marks(corpus.name)
+        return refresh.ChangeMark(snapshot, revision, reset)
+
+    async def changed_documents(
+        self, corpus: StoreCorpus, since: refresh.ChangeMark, scope: Scope | None = None
+    ) -> tuple[refresh.ChangeMark, list[refresh.ChangedDocument]] | None:
+        """The documents changed between `since` and this transaction's snapshot (`refresh`),
+        each saying whether it is in `scope`, with this transaction's mark; None when a reset
+        happened since (a delete, an identity change): read in full instead. The one freshness
+        step of every cache of store rows (the navigator's graphs, the classifier's indexes)."""
+        mark = await self.change_mark(corpus)
+        if mark.reset_revision != since.reset_revision or mark.revision < since.revision:
+            return None
+        if mark == since:
+            return mark, []
+        rendered = render_scope(scope or Scope(), corpus, 3)
+        rows = await self._open().fetch(
+            refresh.changed_documents_sql(corpus, rendered),
+            since.xmin,
+            since.snapshot,
+            *rendered.params,
+        )
+        return mark, [refresh.ChangedDocument(r[0], r[1], r[2], r[3]) for r in rows]
 
     async def load_graph(
         self,

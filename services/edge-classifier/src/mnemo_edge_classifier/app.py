@@ -4,11 +4,12 @@ the service runtime (probes on port 8082, SIGTERM handling)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 import asyncpg
 from mnemo_events import TOPICS, DocumentPersisted, Envelope, PersistRow
 from mnemo_events.broker import create_broker, publish
-from mnemo_events.consumer import Received, build_consumer, single
+from mnemo_events.consumer import Received, Rejection, build_consumer
 from mnemo_events.provisioning import ensure_topics
 from mnemo_events.readiness import broker_reachable, partitions_ready
 from mnemo_mdn.edge_classification import ClassifierOptions
@@ -17,11 +18,12 @@ from mnemo_telemetry.service import ServiceRuntime
 from mnemo_telemetry.sql import trace_queries
 from mnemo_telemetry.tracing import configure_tracing_from
 
-from mnemo_edge_classifier.adapters import RegistryCorpora, StoreCandidates
+from mnemo_edge_classifier.adapters import IndexedCandidates, RegistryCorpora, StoreCandidates
 from mnemo_edge_classifier.llm_classifier import ChatClassifier, ChatSettings
 from mnemo_edge_classifier.settings import ClassifierSettings
-from mnemo_edge_classifier.subscribers import document_handler
+from mnemo_edge_classifier.subscribers import documents_handler
 from mnemo_edge_classifier.use_cases import (
+    CandidateSource,
     ClassifyDocument,
     EdgeClassifier,
     KeysCache,
@@ -46,20 +48,21 @@ def create_app(settings: ClassifierSettings | None = None) -> ServiceRuntime:
     chat: list[ChatClassifier] = []
     handlers: list[object] = []
 
-    async def handle(item: Received[DocumentPersisted]) -> None:
+    async def handle(items: Sequence[Received[DocumentPersisted]]) -> Sequence[Rejection]:
         if not handlers:
             raise ConnectionError("the service has not started yet")
-        await handlers[0](item)  # type: ignore[operator]  # the handler wired in start()
+        return await handlers[0](items)  # type: ignore[operator, no-any-return]  # wired in start()
 
     _, subscriber = build_consumer(
         broker,
         topic=settings.topic,
         group=settings.group,
         data_model=DocumentPersisted,
-        handler=single(handle),
+        handler=handle,
         settings=settings.kafka,
         stopping=stopping,
         transient=TRANSIENT,
+        batch=True,
     )
 
     async def send(command: Envelope[PersistRow]) -> None:
@@ -89,14 +92,17 @@ def create_app(settings: ClassifierSettings | None = None) -> ServiceRuntime:
             classifier = chat[0]
         else:
             classifier = LexicalClassifier(options)
+        store = Store(pool)
+        per_event = StoreCandidates(store, settings.candidate_limit, options)
+        source: CandidateSource = per_event
+        if settings.index_max_bytes > 0:
+            source = IndexedCandidates(
+                store, per_event, settings.candidate_limit, options, settings.index_max_bytes
+            )
         use_case = ClassifyDocument(
-            RegistryCorpora(pool),
-            StoreCandidates(Store(pool), settings.candidate_limit, options),
-            classifier,
-            settings.scope_columns,
-            KeysCache(settings.keys_cache_size),
+            RegistryCorpora(pool), source, classifier, KeysCache(settings.keys_cache_size)
         )
-        handlers.append(document_handler(use_case, send))
+        handlers.append(documents_handler(use_case, send))
         await broker.start()
 
     async def stop() -> None:

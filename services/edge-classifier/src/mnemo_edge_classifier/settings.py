@@ -31,10 +31,11 @@ class ClassifierSettings(BaseSettings):
     """Where the edges go, as persist commands for ingest."""
     pool_size: int = Field(default=4, ge=1)
     classifier: Literal["lexical", "llm"] = "lexical"
-    scope_columns: dict[str, tuple[str, ...]] = Field(default_factory=dict)
-    """Per corpus, the columns that scope its documents to an end-client (JSON, e.g.
-    `{"Memory": ["tenant_id"]}`): candidates must have the new document's values in them, and the
-    edges carry those values."""
+    index_max_bytes: int = Field(default=1 << 30, ge=0)
+    """Memory for the in-memory candidate indexes of the (tenant, corpus, scope)s served (least
+    recently used out first); a scope larger than this is read from Postgres per event (0: every
+    scope is). The scope of a corpus's documents is not a setting: it is the columns its documents
+    and edges stores share (`StoreCorpus.scope_columns`, as ingest keeps edges in scope)."""
     candidate_limit: int = Field(default=1000, ge=1, le=100_000)
     """Most candidates read per document: a safety bound. The candidates are the documents the
     classifier could join to the new one (titles it mentions, holders of its title, id and rare

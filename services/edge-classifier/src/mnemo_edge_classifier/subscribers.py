@@ -1,5 +1,6 @@
 """`mnemo.document.persisted.v1` → `ClassifyDocument` → `mnemo.persist.v1` (thin: decode, bind the
-log context, call the use case, publish). The offset commits after the publishes returned.
+log context, call the use case, publish). Events come in batches; a batch's edges are published
+together and its offsets commit after the publishes returned.
 
 A document of a corpus that is not published is skipped: counted
 (`mnemo_classifier_documents_total{outcome="skipped_unpublished"}`), logged with the corpus's
@@ -7,11 +8,12 @@ status, its offset committed like any other."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 
 import structlog
 from mnemo_events import DocumentPersisted, Envelope, PersistRow
-from mnemo_events.consumer import Received
+from mnemo_events.consumer import Received, Rejection, single
 from mnemo_events.errors import Rejected
 from mnemo_events.tracing import current_traceparent
 from mnemo_telemetry.tracing import classify_span
@@ -37,42 +39,67 @@ REFUSED_DECISIONS = Counter(
 Publish = Callable[[Envelope[PersistRow]], Awaitable[None]]
 
 
-def document_handler(
+def documents_handler(
     use_case: ClassifyDocument, publish: Publish
-) -> Callable[[Received[DocumentPersisted]], Awaitable[None]]:
-    async def handle(item: Received[DocumentPersisted]) -> None:
-        envelope = item.envelope
-        bound = structlog.contextvars.bound_contextvars(
+) -> Callable[[Sequence[Received[DocumentPersisted]]], Awaitable[Sequence[Rejection]]]:
+    """A batch of events classified together, a tenant at a time (the candidate source checks each
+    tenant's freshness once for the batch), then every edge of the batch published together; the
+    offsets commit after that. A refused event is dead-lettered alone."""
+
+    async def handle(items: Sequence[Received[DocumentPersisted]]) -> Sequence[Rejection]:
+        use_case.new_batch()
+        outgoing: list[Envelope[PersistRow]] = []
+        classified = 0
+
+        async def one(item: Received[DocumentPersisted]) -> None:
+            nonlocal classified
+            commands = await _classify(use_case, item)
+            if commands is not None:
+                outgoing.extend(commands)
+                classified += 1
+
+        ordered = sorted(items, key=lambda item: item.envelope.tenant.bytes)
+        rejections = await single(one)(ordered)  # each in its trace context; refusals collected
+        await asyncio.gather(*(publish(command) for command in outgoing))
+        EDGES.inc(len(outgoing))
+        DOCUMENTS.labels("classified").inc(classified)
+        return rejections
+
+    return handle
+
+
+async def _classify(
+    use_case: ClassifyDocument, item: Received[DocumentPersisted]
+) -> list[Envelope[PersistRow]] | None:
+    """The event's persist commands (None: skipped, its corpus is not published); raises
+    `Rejected` for an event that can never be classified."""
+    envelope = item.envelope
+    bound = structlog.contextvars.bound_contextvars(
+        tenant=str(envelope.tenant),
+        corpus=envelope.data.corpus,
+        event_id=str(envelope.event_id),
+    )
+    with (
+        bound,
+        classify_span(
             tenant=str(envelope.tenant),
             corpus=envelope.data.corpus,
             event_id=str(envelope.event_id),
-        )
-        with (
-            bound,
-            classify_span(
-                tenant=str(envelope.tenant),
-                corpus=envelope.data.corpus,
-                event_id=str(envelope.event_id),
-            ) as span,
-        ):
-            try:
-                commands, refused = await use_case.edges_for(envelope, trace=current_traceparent())
-            except CorpusNotPublishedError as error:
-                DOCUMENTS.labels("skipped_unpublished").inc()
-                log.info("document_skipped", status=error.status, reason=str(error))
-                return
-            except DocumentRefusedError as error:
-                DOCUMENTS.labels("refused").inc()
-                span.fail(str(error)[:500])
-                raise Rejected(str(error)) from error
-            span.set(edges_proposed=len(commands))
-            for reason in refused:
-                log.info("decision_refused", reason=reason)
-            REFUSED_DECISIONS.inc(len(refused))
-            for command in commands:
-                await publish(command)
-            EDGES.inc(len(commands))
-            DOCUMENTS.labels("classified").inc()
-            log.debug("document_classified", edges=len(commands))
-
-    return handle
+        ) as span,
+    ):
+        try:
+            commands, refused = await use_case.edges_for(envelope, trace=current_traceparent())
+        except CorpusNotPublishedError as error:
+            DOCUMENTS.labels("skipped_unpublished").inc()
+            log.info("document_skipped", status=error.status, reason=str(error))
+            return None
+        except DocumentRefusedError as error:
+            DOCUMENTS.labels("refused").inc()
+            span.fail(str(error)[:500])
+            raise Rejected(str(error)) from error
+        span.set(edges_proposed=len(commands))
+        for reason in refused:
+            log.info("decision_refused", reason=reason)
+        REFUSED_DECISIONS.inc(len(refused))
+        log.debug("document_classified", edges=len(commands))
+        return commands

@@ -2,7 +2,8 @@
 
 A `document.persisted` event names a corpus and the document's row. Only a published corpus's
 documents are classified (a draft or deprecated corpus's are skipped). The use case finds the corpus,
-scopes the search to the document's end-client (the corpus's scope columns), asks the candidate
+scopes the search to the document's end-client (the corpus's scope columns,
+`StoreCorpus.scope_columns`: the columns its documents and edges stores share), asks the candidate
 source for its candidates and the rarity of its keys, asks the classifier for edges, checks every
 decision against the candidates and the catalog, and returns one persist command per edge with a
 deterministic event id (a redelivered event yields the same ids, which ingest deduplicates).
@@ -65,6 +66,11 @@ class CorpusDirectory(Protocol):
 
 
 class CandidateSource(Protocol):
+    def new_batch(self) -> None:
+        """The events that follow were all persisted before this call: what is read fresh after
+        it serves them all (one freshness check per tenant and batch, not per event)."""
+        ...
+
     async def neighbourhood(
         self,
         tenant: uuid.UUID,
@@ -192,15 +198,18 @@ class ClassifyDocument:
         directory: CorpusDirectory,
         source: CandidateSource,
         classifier: EdgeClassifier,
-        scope_columns: Mapping[str, Sequence[str]],
         cache: KeysCache | None = None,
     ) -> None:
         self._directory = directory
         self._source = source
         self._classifier = classifier
-        self._scope_columns = scope_columns
         self._cache = cache or KeysCache()
         self.counts = Counts()
+
+    def new_batch(self) -> None:
+        """The events handled next were received together: the candidate source checks each
+        tenant's freshness once for them all."""
+        self._source.new_batch()
 
     async def edges_for(
         self, envelope: Envelope[DocumentPersisted], trace: str | None = None
@@ -269,7 +278,7 @@ class ClassifyDocument:
     def _scope(
         self, corpus: StoreCorpus, data: DocumentPersisted
     ) -> tuple[Scope, dict[str, str | int | float | bool]]:
-        columns = self._scope_columns.get(corpus.name, ())
+        columns = corpus.scope_columns
         values: dict[str, str | int | float | bool] = {}
         for column in columns:
             value = data.values.get(column)

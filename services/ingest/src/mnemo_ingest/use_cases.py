@@ -106,33 +106,6 @@ class DeadLetters(Protocol):
     async def dead_letter_edge(self, tenant: uuid.UUID, edge: PendingEdge, reason: str) -> None: ...
 
 
-def scope_columns(corpus: StoreCorpus) -> tuple[str, ...]:
-    """The sub-tenant scope of a corpus's edges: the columns its documents and edges stores share
-    (same name and type, no default), other than the graph's own columns. For the memory corpus
-    that is `tenant_id`."""
-    own = {
-        corpus.id_column,
-        corpus.title_column,
-        corpus.body_column,
-        corpus.from_column,
-        corpus.to_column,
-        corpus.etype_column,
-        corpus.weight_column,
-    }
-    shared = []
-    for column in corpus.relations.columns:
-        twin = corpus.documents.column(column.name)
-        if (
-            twin is not None
-            and twin.type is column.type
-            and column.name not in own
-            and column.default is None
-            and twin.default is None
-        ):
-            shared.append(column.name)
-    return tuple(shared)
-
-
 @dataclass
 class _Prepared:
     command: Command
@@ -272,7 +245,7 @@ class Ingest:
         ready: list[_Prepared] = []
         refusals: list[Refusal] = []
         for corpus, group in _by_corpus(edges).items():
-            scope = scope_columns(corpus)
+            scope = corpus.scope_columns
             ids = [
                 key_text(p.row[c]) for p in group for c in (corpus.from_column, corpus.to_column)
             ]
@@ -325,7 +298,7 @@ class Ingest:
             except InvalidRow as error:
                 late.append((edge, str(error)))
                 continue
-            scope = scope_columns(corpus)
+            scope = corpus.scope_columns
             ends = [key_text(row[corpus.from_column]), key_text(row[corpus.to_column])]
             found = await existing_documents(tx, corpus.documents, corpus.id_column, ends, scope)
             verdict = _endpoints(row, corpus, scope, found)
