@@ -21,8 +21,8 @@ under each of `SAMPLING` (the default sampler, which records every span, and
 `parentbased_traceidratio` at 1, 0.01 and 0; the bench's records carry no trace, so the ratio
 decides at ingest), with no collector and with an OTLP endpoint nobody listens on; each run's rows
 per CPU second of the ingest process, and its ratio to the default's (or the first run's, without
-the default) (target: ≥ 2× at 0.01). `--only sampling` runs just these, `--sampling-runs
-'default,ratio 0.01'` some of them.
+the default) (target: ≥ 2× at 0.01). `--only sampling` runs just these (written to
+bench/results/ingest_bench_sampling.json), `--sampling-runs 'default,ratio 0.01'` some of them.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ from mnemo_store.identifiers import store_table
 TENANTS = 4
 PARTITIONS = 6
 RESULTS = Path(__file__).parent / "results" / "ingest_bench.json"
+SAMPLING_RESULTS = Path(__file__).parent / "results" / "ingest_bench_sampling.json"
 PG_PORT = int(os.environ.get("MNEMO_PG_PORT", "25432"))
 TRACING_VARIABLES = (
     "MNEMO_OTLP_ENDPOINT",
@@ -450,6 +451,10 @@ async def main() -> None:
         )
     if sampling:
         print_sampling(sampling)
+        if args.only == "sampling" and not args.sampling_runs:
+            SAMPLING_RESULTS.parent.mkdir(exist_ok=True)
+            SAMPLING_RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+            print(f"wrote {SAMPLING_RESULTS.name}")
     if args.only is None:
         RESULTS.parent.mkdir(exist_ok=True)
         RESULTS.write_text(json.dumps(results, indent=2) + "\n")
