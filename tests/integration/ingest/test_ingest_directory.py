@@ -7,7 +7,7 @@ import uuid
 
 import asyncpg
 from mnemo_axon.compiler import load_deployment
-from mnemo_ingest.directory import PostgresDirectory
+from mnemo_ingest.adapters import PostgresDirectory
 from mnemo_store.applier import apply_deployment
 from mnemo_store.identifiers import store_table
 

@@ -13,7 +13,7 @@ from mnemo_events import PersistRow, new_envelope
 from mnemo_events.consumer import Consumer, Received, Rejection, RetryPolicy, Stopped
 from mnemo_events.dead_letters import DeadLetter, Delivery
 from mnemo_events.readiness import consumer_healthy
-from mnemo_ingest.app import TRANSIENT
+from mnemo_service import TRANSIENT
 
 TENANT = uuid.uuid4()
 

@@ -23,7 +23,7 @@ SERVICES: dict[str, dict[str, Any]] = COMPOSE["services"]
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
 
 MNEMO_SERVICES = {
-    "ingest": ("mnemo_ingest", "mnemo_ingest.settings:IngestSettings", 8081, "mnemo_ingest"),
+    "ingest": ("mnemo_ingest", "mnemo_ingest.settings:Settings", 8081, "mnemo_ingest"),
     "edge-classifier": (
         "mnemo_edge_classifier",
         "mnemo_edge_classifier.settings:ClassifierSettings",

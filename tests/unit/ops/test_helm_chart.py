@@ -27,7 +27,7 @@ HELM = ROOT / ".local" / "gotools" / "helm-v4.3.2" / "helm"
 # component -> (its settings class, the database Secret key of its login role)
 SERVICES = {
     "navigator": ("mnemo_navigator.settings:Settings", "navigator-url"),
-    "ingest": ("mnemo_ingest.settings:IngestSettings", "ingest-url"),
+    "ingest": ("mnemo_ingest.settings:Settings", "ingest-url"),
     "edge-classifier": ("mnemo_edge_classifier.settings:ClassifierSettings", "classifier-url"),
     "audit": ("mnemo_audit.settings:Settings", "audit-url"),
 }
@@ -231,7 +231,7 @@ def test_keda_scales_each_consumer_on_its_own_group_and_topic() -> None:
 def test_the_consumer_groups_keda_watches_are_the_ones_the_services_use() -> None:
     from mnemo_audit.settings import Settings as AuditSettings
     from mnemo_edge_classifier.settings import ClassifierSettings
-    from mnemo_ingest.settings import IngestSettings
+    from mnemo_ingest.settings import Settings as IngestSettings
 
     assert IngestSettings().group == "mnemo.ingest"
     assert IngestSettings().topic == "mnemo.persist.v1"

@@ -5,7 +5,7 @@ and `RelaySettings` when it writes outbox rows), an adapters module and its hand
 `app.py` by one lifespan run by a `Composition`.
 """
 
-from mnemo_service.composition import Composition, Lifespan
+from mnemo_service.composition import Background, Composition, Lifespan
 from mnemo_service.relay import KafkaPublisher
 from mnemo_service.settings import AuthSettings, RelaySettings, ServiceSettings
 from mnemo_service.transient import TRANSIENT
@@ -13,6 +13,7 @@ from mnemo_service.transient import TRANSIENT
 __all__ = [
     "TRANSIENT",
     "AuthSettings",
+    "Background",
     "Composition",
     "KafkaPublisher",
     "Lifespan",

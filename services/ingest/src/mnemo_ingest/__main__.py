@@ -7,11 +7,11 @@ import asyncio
 from mnemo_telemetry.logs import configure_logging
 
 from mnemo_ingest.app import create_app
-from mnemo_ingest.settings import IngestSettings
+from mnemo_ingest.settings import Settings
 
 
 def main() -> None:
-    settings = IngestSettings()
+    settings = Settings()
     configure_logging("ingest", settings.log_level)
     raise SystemExit(asyncio.run(create_app(settings).run()))
 

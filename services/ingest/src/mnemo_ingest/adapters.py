@@ -1,5 +1,8 @@
-"""The registry as ingest needs it: which tenants exist, and for each store name its declaration
-and the corpora that read it (from `mnemo.corpora`), cached.
+"""The ingest service's adapters: `PostgresDirectory`, the registry as ingest needs it, and
+`KafkaDeadLetters`, where edges that can never be applied go.
+
+The directory: which tenants exist, and for each store name its declaration and the corpora that
+read it (from `mnemo.corpora`), cached.
 
 A miss is always checked against the database before it counts, so a tenant created or a store
 applied a moment ago is never refused (and its rows never dead-lettered) because of the cache: an
@@ -12,11 +15,15 @@ import uuid
 from collections.abc import Sequence
 
 import asyncpg
+from faststream.kafka import KafkaBroker
+from mnemo_events import PERSIST, PersistRow, new_envelope
+from mnemo_events.dead_letters import DeadLetter, Delivery, publish_dead_letter
 from mnemo_store import StoreCorpus
 from mnemo_store.errors import StoreError
+from mnemo_store.ingest_writes import PendingEdge
 from mnemo_store.registry import list_corpora, store_corpora_fingerprint
 
-from mnemo_ingest.use_cases import Role, StoreUse
+from mnemo_ingest.use_cases import PRODUCER, Role, StoreUse
 
 _TENANT_EXISTS = "SELECT EXISTS (SELECT 1 FROM mnemo.tenants WHERE tenant_id = $1)"
 
@@ -64,3 +71,31 @@ class PostgresDirectory:
         self._stores = {
             name: StoreUse(decls[name], tuple(corpora)) for name, corpora in uses.items()
         }
+
+
+class KafkaDeadLetters:
+    """Parked edges that can never be applied go to `mnemo.persist.v1.dlt` as a persist envelope
+    rebuilt from what was parked (same event id), with the reason."""
+
+    def __init__(self, broker: KafkaBroker, group: str, topic: str) -> None:
+        self._broker = broker
+        self._group = group
+        self._topic = topic
+
+    async def dead_letter_edge(self, tenant: uuid.UUID, edge: PendingEdge, reason: str) -> None:
+        envelope = new_envelope(
+            PersistRow(store=edge.store, values=edge.values),
+            tenant=tenant,
+            producer=PRODUCER,
+            event_type=PERSIST,
+            event_id=edge.event_id,
+        )
+        delivery = Delivery(
+            topic=self._topic,
+            partition=-1,
+            offset=-1,
+            key=str(tenant).encode(),
+            value=envelope.model_dump_json().encode(),
+            headers=(("mnemo-pending-since", edge.received_at.isoformat().encode()),),
+        )
+        await publish_dead_letter(self._broker, DeadLetter(delivery, reason, 1), self._group)
