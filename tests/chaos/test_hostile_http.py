@@ -92,9 +92,14 @@ def idle_sockets(port: int, count: int) -> list[socket.socket]:
     return opened
 
 
+HEALTHZ_BOUND = 2.0
+"""Seconds a probe may take while the sockets are held. The old code never answered (the probe timed
+out); the new one answered within 0.3-0.9 s at load 6-7, so 2 s leaves room for a busier machine."""
+
+
 async def healthz_seconds(port: int) -> float:
     started = time.monotonic()
-    async with httpx.AsyncClient(timeout=1.0) as client:
+    async with httpx.AsyncClient(timeout=HEALTHZ_BOUND) as client:
         response = await client.get(f"http://127.0.0.1:{port}/healthz")
     assert response.status_code == 200, response.text
     return time.monotonic() - started
@@ -130,7 +135,7 @@ async def test_two_thousand_idle_sockets_neither_silence_healthz_nor_flood_the_l
                 leaked=None,
                 notes=f"slowest /healthz {slowest * 1000:.0f} ms; log grew {grown} bytes",
             )
-            assert slowest < 1.0
+            assert slowest < HEALTHZ_BOUND
             assert grown < LOG_GROWTH_BOUND, navigator.tail()
             assert navigator.process is not None
             assert navigator.process.poll() is None
@@ -198,4 +203,4 @@ async def test_ten_megabyte_bodies_without_a_token_are_refused_unread_and_memory
         notes=f"RSS {before / 2**20:.0f} MiB, grew {grown / 2**20:.1f} MiB",
     )
     assert grown < RSS_GROWTH_BOUND, f"the navigator grew by {grown / 2**20:.0f} MiB"
-    assert await healthz_seconds(navigator.port) < 1.0
+    assert await healthz_seconds(navigator.port) < HEALTHZ_BOUND
