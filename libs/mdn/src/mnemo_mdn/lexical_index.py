@@ -1,9 +1,13 @@
 """A whole corpus classified in process: the counts and candidates `edge_classification` needs.
 
-The edge-classifier service asks Postgres's full-text index for a new document's candidates and
+The edge-classifier service can ask Postgres's full-text index for a new document's candidates and
 the rarity of its keys; this index answers the same questions from memory, for a corpus held in
 process (`mnemo graph navigate --dir`, the benchmarks). Phrase containment is found the way a
 full-text index finds it: intersect the postings of the phrase's tokens, then check the phrase.
+
+`ScopeIndex` is the same lookups over a corpus that changes a document at a time: the service
+keeps one per (tenant, corpus, scope) it serves, fed from the store's changed rows, instead of
+asking Postgres per event (the candidates, frequencies and edges are those of `LexicalIndex`).
 """
 
 from __future__ import annotations
