@@ -62,8 +62,8 @@ async def small_cache(app_dsn: str) -> AsyncIterator[tuple[httpx.AsyncClient, Na
     )
     runtime = create_app(settings, pinned_scopes={})
     assert runtime.app is not None
-    navigator: Navigator = runtime.app.state.navigator
     await runtime.start()
+    navigator: Navigator = runtime.app.state.navigator  # built from the pool opened at start
     transport = httpx.ASGITransport(app=runtime.app)
     async with httpx.AsyncClient(transport=transport, base_url="http://navigator") as client:
         yield client, navigator

@@ -9,10 +9,12 @@ import uuid
 
 import asyncpg
 from mnemo_auth import Principal
-from mnemo_navigator.app import Postgres, build_navigator
+from mnemo_navigator.adapters import PostgresCatalogue
+from mnemo_navigator.app import build_navigator
 from mnemo_navigator.settings import Settings
 from mnemo_navigator.subscribers import CONSUMER
 from mnemo_navigator.use_cases import Caller, Claim, NavigateRequest
+from mnemo_store import Store
 
 from tests.integration.navigator.conftest import Declare, NewTenant, navigator_dsn
 from tests.integration.navigator.test_memory_and_cache import DOCS, EDGES
@@ -37,10 +39,9 @@ async def test_a_redelivered_request_is_answered_again_but_remembered_once(
     tenant = await new_tenant()
     await arena.write(tenant, DOCS, EDGES)
     settings = Settings(database_url=navigator_dsn(app_dsn), consume_requests=False)
-    database = Postgres(settings.database_url, settings.pool_size)
-    await database.open()
+    pool = await asyncpg.create_pool(settings.database_url, max_size=settings.pool_size)
     try:
-        navigator = build_navigator(settings, database, {})
+        navigator = build_navigator(settings, Store(pool), PostgresCatalogue(pool), {})
         caller = Caller(Principal(tenant=tenant, subject="kafka:test", scopes=frozenset({"read"})))
         request = NavigateRequest(query="alpha beta gamma", seed="a", budget=2)
         claim = Claim(CONSUMER, uuid.uuid4())
@@ -58,4 +59,4 @@ async def test_a_redelivered_request_is_answered_again_but_remembered_once(
         assert sorted(r.remembered for r in both) == [False, True]
         assert await counts(owner_connection, tenant, arena.name) == (2, 2)
     finally:
-        await database.close()
+        await pool.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncpg
 
-TRANSIENT: tuple[type[BaseException], ...] = (
+TRANSIENT: tuple[type[Exception], ...] = (
     # A missing grant is a deployment fault, not a poison message: retried until fixed.
     asyncpg.InsufficientPrivilegeError,
     OSError,

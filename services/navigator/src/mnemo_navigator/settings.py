@@ -4,37 +4,30 @@
 `MNEMO_NAVIGATOR_PINNED_SCOPES='{"Memories": "tenant_id == '"'"'${client.tenant_id}'"'"'"}'`.
 A template may reference only `${client.…}` names: they bind from the verified token's `client`
 claim and from nothing else.
+
+The token keys, the HTTP limits, Kafka, tracing and the outbox relay are the kit's settings
+(`mnemo_service`): `MNEMO_NAVIGATOR_TOKEN_SECRET` (or `MNEMO_TOKEN_SECRET`), `MNEMO_HTTP_…`,
+`MNEMO_KAFKA_…`, `MNEMO_RELAY_DATABASE_URL`, `MNEMO_NAVIGATOR_RELAY_OUTBOX`.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from mnemo_auth import DEFAULT_AUDIENCE, DEFAULT_ISSUER, DEVELOPMENT_SECRET, TokenKeys
 from mnemo_axon.where import parse_filter
 from mnemo_axon.where.syntax import ParameterRef, StringValue
-from mnemo_events.settings import KafkaSettings
 from mnemo_events.topics import AUDIT, NAVIGATE_REQUESTED
-from mnemo_telemetry.http_limits import HttpSettings
-from mnemo_telemetry.tracing import TracingSettings
+from mnemo_service import AuthSettings, RelaySettings, ServiceSettings
 from pydantic import Field, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
 
-class Settings(BaseSettings):
+class Settings(ServiceSettings, AuthSettings, RelaySettings):
     model_config = SettingsConfigDict(env_prefix="MNEMO_NAVIGATOR_", frozen=True, extra="ignore")
 
-    host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=1, le=65535)
     database_url: str = "postgresql://mnemo_navigator:mnemo_navigator@127.0.0.1:25432/mnemo"
     pool_size: int = Field(default=10, ge=2)
-
-    token_secret: str | None = None
-    """HS256 shared secret; `mnemo_auth.DEVELOPMENT_SECRET` (the local stack's public key) when
-    neither it nor `jwks_url` is set: set one of them in any shared deployment."""
-    jwks_url: str | None = None
-    token_issuer: str = DEFAULT_ISSUER
-    token_audience: str = DEFAULT_AUDIENCE
 
     pinned_scopes: dict[str, str] = Field(default_factory=dict)
     """Corpus id → scope template; see the module docstring."""
@@ -64,11 +57,6 @@ class Settings(BaseSettings):
     """How long a tenant found in `mnemo.tenants` is believed to exist without asking again (a
     tenant not found is asked about on every request)."""
 
-    http: HttpSettings = Field(default_factory=HttpSettings)
-    """`MNEMO_HTTP_…`: connection cap, header/body/keep-alive time-outs (every service's)."""
-    kafka: KafkaSettings = Field(default_factory=KafkaSettings)
-    tracing: TracingSettings = Field(default_factory=TracingSettings)
-    """`MNEMO_OTLP_ENDPOINT`: where spans go (none: made, exported nowhere)."""
     consume_requests: bool = True
     """Serve `mnemo.navigate.requested.v1` (off: HTTP only, no broker needed)."""
     requests_topic: str = NAVIGATE_REQUESTED
@@ -100,14 +88,3 @@ class Settings(BaseSettings):
                 "set MNEMO_NAVIGATOR_TOKEN_SECRET or MNEMO_NAVIGATOR_JWKS_URL, not both"
             )
         return self
-
-    def token_keys(self) -> TokenKeys:
-        if self.jwks_url:
-            return TokenKeys(
-                jwks_url=self.jwks_url, issuer=self.token_issuer, audience=self.token_audience
-            )
-        return TokenKeys(
-            secret=self.token_secret or DEVELOPMENT_SECRET,
-            issuer=self.token_issuer,
-            audience=self.token_audience,
-        )

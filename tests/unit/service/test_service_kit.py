@@ -1,0 +1,100 @@
+"""The service kit: the environment names a service's settings read (its own prefix first, a few
+shared names second), the token secret kept out of reprs, and the HTTP API answering 503 until
+the lifespan has built it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import httpx
+import pytest
+from fastapi import APIRouter
+from mnemo_auth import DEVELOPMENT_SECRET
+from mnemo_service import AuthSettings, Composition, RelaySettings, ServiceSettings
+from pydantic_settings import SettingsConfigDict
+
+pytestmark = pytest.mark.unit
+
+
+class KitSettings(ServiceSettings, AuthSettings, RelaySettings):
+    model_config = SettingsConfigDict(env_prefix="MNEMO_KIT_", frozen=True, extra="ignore")
+
+
+def test_a_service_reads_its_own_prefixed_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MNEMO_KIT_PORT", "9001")
+    monkeypatch.setenv("MNEMO_KIT_DATABASE_URL", "postgresql://kit@db/mnemo")
+    monkeypatch.setenv("MNEMO_KIT_TOKEN_SECRET", "own-secret")
+    monkeypatch.setenv("MNEMO_KIT_RELAY_BATCH_SIZE", "7")
+    settings = KitSettings()
+    assert (settings.port, settings.database_url) == (9001, "postgresql://kit@db/mnemo")
+    assert settings.token_keys().secret == "own-secret"
+    assert settings.relay_batch_size == 7
+
+
+def test_the_shared_token_and_relay_names_apply_when_the_service_sets_none(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MNEMO_TOKEN_SECRET", "shared-secret")
+    monkeypatch.setenv("MNEMO_RELAY_DATABASE_URL", "postgresql://relay@db/mnemo")
+    monkeypatch.setenv("MNEMO_PORT", "1")  # not a shared name: ignored
+    settings = KitSettings()
+    assert settings.token_keys().secret == "shared-secret"
+    assert settings.relay_database_url == "postgresql://relay@db/mnemo"
+    assert settings.port == 8080
+
+
+def test_the_services_own_name_wins_over_the_shared_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MNEMO_TOKEN_SECRET", "shared-secret")
+    monkeypatch.setenv("MNEMO_KIT_TOKEN_SECRET", "own-secret")
+    assert KitSettings().token_keys().secret == "own-secret"
+
+
+def test_the_token_secret_is_never_shown_and_no_key_means_the_development_key() -> None:
+    settings = KitSettings(token_secret="hunter2")
+    assert "hunter2" not in repr(settings)
+    assert KitSettings().token_keys().secret == DEVELOPMENT_SECRET
+
+
+def test_one_key_source_is_chosen_jwks_first_then_public_key_then_secret() -> None:
+    both = KitSettings(token_secret="s", jwks_url="https://issuer/jwks")
+    assert both.token_keys().jwks_url == "https://issuer/jwks"
+    assert both.token_keys().secret is None
+    assert KitSettings(token_secret="s", token_public_key="PEM").token_keys().public_key == "PEM"
+
+
+async def test_the_api_answers_503_until_the_lifespan_has_built_it_and_probes_answer_at_once() -> (
+    None
+):
+    kit = Composition("kit", KitSettings(), broker=False)
+    kit.http_app(title="kit")
+    opened: list[str] = []
+
+    @asynccontextmanager
+    async def lifespan(kit: Composition) -> AsyncIterator[None]:
+        router = APIRouter()
+
+        @router.get("/v1/thing")
+        async def thing() -> dict[str, str]:
+            return {"built": "yes"}
+
+        kit.include(router)
+        opened.append("open")
+        yield
+        opened.append("closed")
+
+    runtime = kit.runtime(lifespan)
+    assert runtime.app is not None
+    transport = httpx.ASGITransport(app=runtime.app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://kit") as client:
+        starting = await client.get("/v1/thing")
+        assert starting.status_code == 503
+        assert "starting" in starting.json()["detail"]
+        assert (await client.get("/healthz")).status_code == 200
+        not_ready = await client.get("/readyz")
+        assert not_ready.status_code == 503
+        assert "not connected to Postgres yet" in not_ready.text
+        await runtime.start()
+        assert (await client.get("/v1/thing")).json() == {"built": "yes"}
+        await runtime.stop()
+    assert opened == ["open", "closed"]
