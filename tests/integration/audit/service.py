@@ -136,7 +136,10 @@ def persist_event(tenant: uuid.UUID, n: int) -> Envelope[AuditRecorded]:
         trace_id=None,
     )
     return new_envelope(
-        AuditRecorded(record=record), tenant=tenant, producer="mnemo.ingest", event_type="mnemo.audit.v1"
+        AuditRecorded(record=record),
+        tenant=tenant,
+        producer="mnemo.ingest",
+        event_type="mnemo.audit.v1",
     )
 
 
