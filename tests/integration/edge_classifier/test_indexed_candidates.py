@@ -123,3 +123,33 @@ async def test_the_in_memory_candidates_follow_inserts_edits_moves_and_deletes(
     await agree()
     assert indexed.loads == 4  # a delete leaves no marker: each scope is read in full again
     assert indexed.fallbacks == 0
+
+
+@pytest.mark.parametrize("max_bytes", [1_000, 30_000])  # too many rows; rows too large
+async def test_a_scope_past_the_memory_bound_is_read_from_postgres_per_event(
+    stored: tuple[StoreCorpus, uuid.UUID, asyncpg.Connection, Store], max_bytes: int
+) -> None:
+    corpus, tenant, owner, reader = stored
+    table = store_table(corpus.documents.name)
+    async with owner.transaction():
+        await owner.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
+        for k, (title, body) in enumerate(TEXTS * 4):
+            await owner.execute(
+                f"INSERT INTO {table} (axon_tenant, id, tenant_id, title, body)"
+                " VALUES ($1, $2, 'client-a', $3, $4)",
+                tenant,
+                f"d{k}",
+                title,
+                body,
+            )
+    per_event = StoreCandidates(reader, 1000, DEFAULT_OPTIONS)
+    indexed = IndexedCandidates(reader, per_event, 1000, DEFAULT_OPTIONS, max_bytes)
+    keys = document_keys(TextDocument("d0", *TEXTS[0]))
+    scope = Scope("tenant_id == '${tenant_id}'", {"tenant_id": "client-a"})
+    args = (tenant, corpus, "d0", candidate_query(keys), keys_of(keys), scope)
+    for _ in range(2):
+        indexed.new_batch()
+        assert await indexed.neighbourhood(*args) == await per_event.neighbourhood(*args)
+    assert indexed.fallbacks == 2
+    assert indexed.loads == 0
+    assert indexed.nbytes == 0

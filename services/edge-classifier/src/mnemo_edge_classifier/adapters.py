@@ -28,6 +28,7 @@ from mnemo_mdn.lexical_index import ScopeIndex
 from mnemo_store import Scope, Store, StoreCorpus
 from mnemo_store.candidates import CandidateDocument
 from mnemo_store.errors import StoreError
+from mnemo_store.loading import LoadLimits
 from mnemo_store.refresh import ChangeMark, edge_key_column
 from mnemo_store.registry import store_corpora_fingerprint
 from mnemo_store.unit_of_work import TenantTransaction
@@ -252,7 +253,10 @@ class IndexedCandidates:
     async def _load(
         self, tx: TenantTransaction, corpus: StoreCorpus, scope: Scope
     ) -> tuple[ScopeIndex | None, ChangeMark | None]:
-        arrays, rows = await tx.load_graph_rows(corpus, scope)
+        # A document costs at least about 1 kB held: a scope with more cannot fit the budget, and
+        # is not read whole (past a limit the load is flagged truncated, not refused).
+        limits = LoadLimits(max_documents=max(1, self._max_bytes // 1000), on_exceed="flag")
+        arrays, rows = await tx.load_graph_rows(corpus, scope, limits)
         if rows is None:
             return None, None
         documents = [
