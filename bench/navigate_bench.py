@@ -144,8 +144,6 @@ def start_navigator(port: int, cache_bytes: int, log: Path) -> subprocess.Popen[
         "MNEMO_NAVIGATOR_TOKEN_SECRET": DEVELOPMENT_SECRET,
         "MNEMO_NAVIGATOR_CONSUME_REQUESTS": "false",
         "MNEMO_NAVIGATOR_CACHE_MAX_BYTES": str(cache_bytes),
-        # One tenant: the whole cache is its share (a million-document graph needs more than half).
-        "MNEMO_NAVIGATOR_CACHE_TENANT_SHARE": "1",
         "MNEMO_NAVIGATOR_PINNED_SCOPES": "{}",
     }
     with log.open("wb") as sink:

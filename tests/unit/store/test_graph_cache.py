@@ -214,13 +214,30 @@ def test_a_tenant_flooding_the_cache_with_scopes_evicts_its_own_graphs_not_anoth
     flooder = uuid.UUID(int=2)
     for k in range(200):
         cache.put((flooder, "Corpus", f"title != 'x{k}'"), graph(), 1)
-        assert cache.tenant_nbytes(flooder) <= cache.tenant_max_bytes
+        assert cache.nbytes <= cache.max_bytes
+        assert cache.peek(victim) is not None
     assert cache.get(victim, 1) is not None
-    assert cache.nbytes <= cache.max_bytes
-    # The flooder kept its most recent scopes, as many as its share holds.
+    # The flooder kept its most recent scopes, as many as the room the victim leaves.
     assert cache.peek((flooder, "Corpus", "title != 'x199'")) is not None
     assert cache.peek((flooder, "Corpus", "title != 'x0'")) is None
-    assert len(cache) == 1 + 5
+    assert len(cache) == 1 + 9
+
+
+def test_a_lone_tenant_may_use_the_whole_cache_beyond_its_share() -> None:
+    """The share is fair play under pressure, not a cap: a single tenant's large graph (a
+    million documents with the defaults) is cached while nobody else needs the room."""
+    size = graph_bytes(graph())
+    cache = GraphCache(3 * size, tenant_share=0.25)
+    cache.put(KEY, graph(), 1)
+    assert cache.peek(KEY) is not None
+    other: CacheKey = (uuid.UUID(int=99), "Corpus", "scope")
+    cache.put(other, graph(), 1)
+    cache.put((uuid.UUID(int=98), "Corpus", "scope"), graph(), 1)
+    cache.put((uuid.UUID(int=97), "Corpus", "scope"), graph(), 1)
+    # Full, and every tenant over its share (each graph is larger than one): the oldest goes.
+    assert cache.nbytes <= cache.max_bytes
+    assert len(cache) == 3
+    assert cache.peek(KEY) is None
 
 
 def test_a_tenant_holds_at_most_its_number_of_scopes_of_one_corpus() -> None:
@@ -237,9 +254,9 @@ def test_a_tenant_holds_at_most_its_number_of_scopes_of_one_corpus() -> None:
     assert cache.peek(other_corpus) is not None  # another corpus's scopes are not counted
 
 
-def test_a_graph_larger_than_a_tenants_share_is_never_cached() -> None:
+def test_a_graph_larger_than_the_whole_cache_is_never_cached() -> None:
     size = graph_bytes(graph())
-    cache = GraphCache(3 * size, tenant_share=0.25)
+    cache = GraphCache(size - 1, tenant_share=0.25)
     cache.put(KEY, graph(), 1)
     assert cache.peek(KEY) is None
     assert (len(cache), cache.nbytes, cache.tenant_nbytes(KEY[0])) == (0, 0, 0)

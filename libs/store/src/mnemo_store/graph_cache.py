@@ -16,10 +16,12 @@ reads them again.
 
 The cache is shared by tenants, and a read token chooses its scope (`where:`), so each distinct
 filter would be a new entry: two bounds keep one caller from taking it over. A tenant holds at
-most `tenant_share` of `max_bytes`, and at most `scopes_per_corpus` scopes of one corpus; an entry
-that passes either bound evicts that tenant's (or that tenant's corpus's) least recently used
-entries first, never another tenant's. Only when the whole cache is over `max_bytes` do the least
-recently used entries of any tenant go. The size counted for a graph (`graph_bytes`) is what it
+most `scopes_per_corpus` scopes of one corpus (its corpus's least recently used scope goes first).
+`tenant_share` of `max_bytes` is a tenant's fair share: while the cache has room a tenant may hold
+more (a lone tenant's million-document graph is cached), but when the cache is over `max_bytes`
+the entries that go are the least recently used ones of the tenants holding more than their share,
+and only when no tenant does, the least recently used of all. So a tenant flooding the cache evicts
+its own graphs, never those of a tenant within its share. The size counted for a graph (`graph_bytes`) is what it
 holds once navigated: its arrays, strings, id index and term index (built by the sizing, which the
 first navigation would build anyway), within about 25% of what tracemalloc measures.
 
@@ -159,8 +161,9 @@ class GraphCache:
     """LRU by bytes, with a share per tenant and a number of scopes per (tenant, corpus); safe to
     use from the event loop and from worker threads.
 
-    `tenant_share`: the fraction of `max_bytes` one tenant may hold (1: no share). `scopes_per_corpus`:
-    how many scopes of one corpus one tenant may have cached (None: no bound)."""
+    `tenant_share`: the fraction of `max_bytes` a tenant may keep when the cache is full (its fair
+    share; 1: plain LRU). `scopes_per_corpus`: how many scopes of one corpus one tenant may have
+    cached (None: no bound)."""
 
     def __init__(
         self,
@@ -195,7 +198,7 @@ class GraphCache:
 
     @property
     def tenant_max_bytes(self) -> int:
-        """The most one tenant's entries may add up to."""
+        """A tenant's fair share: the most its entries keep once the cache is full."""
         return self._tenant_bytes_bound
 
     @property
@@ -276,8 +279,8 @@ class GraphCache:
     def _store(self, key: CacheKey, entry: CachedGraph, old: CachedGraph | None) -> None:
         if old is not None:
             self._remove(key)
-        if entry.nbytes > self._tenant_bytes_bound:
-            return  # larger than a tenant may hold: never cached
+        if entry.nbytes > self._max_bytes:
+            return  # larger than the whole cache: never cached
         tenant, corpus, _ = key
         self._entries[key] = entry
         self._by_tenant.setdefault(tenant, OrderedDict())[key] = None
@@ -287,11 +290,17 @@ class GraphCache:
         scopes = self._by_corpus[(tenant, corpus)]
         while self._scopes_per_corpus is not None and len(scopes) > self._scopes_per_corpus:
             self._evict(next(iter(scopes)))
-        mine = self._by_tenant[tenant]
-        while self._tenant_bytes[tenant] > self._tenant_bytes_bound:
-            self._evict(next(iter(mine)))
         while self._bytes > self._max_bytes:
-            self._evict(next(iter(self._entries)))
+            self._evict(self._eviction_candidate())
+
+    def _eviction_candidate(self) -> CacheKey:
+        """The least recently used entry of a tenant over its fair share, else of all."""
+        over = {t for t, held in self._tenant_bytes.items() if held > self._tenant_bytes_bound}
+        if over:
+            for key in self._entries:
+                if key[0] in over:
+                    return key
+        return next(iter(self._entries))
 
     def _touch(self, key: CacheKey) -> None:
         tenant, corpus, _ = key

@@ -40,9 +40,10 @@ class Settings(ServiceSettings, AuthSettings, RelaySettings):
     """Bound of the graph cache (0 turns it off). A million-document graph with short bodies
     counts about 1.15 GB with its term index and merge rows; see the README."""
     cache_tenant_share: float = Field(default=0.5, gt=0, le=1)
-    """The fraction of `cache_max_bytes` one tenant's graphs may hold: a tenant flooding the
-    cache with scopes evicts its own graphs, never more than this share of everyone else's (1: no
-    share, for a single-tenant deployment)."""
+    """A tenant's fair share of `cache_max_bytes`: not a cap while the cache has room, but once
+    it is full the least recently used graphs of tenants over their share go first, so a tenant
+    flooding the cache with scopes evicts its own graphs, never those of a tenant within its share
+    (1: plain LRU)."""
     cache_scopes_per_corpus: int = Field(default=64, ge=1)
     """How many scopes (distinct `where:` filters and pinned client scopes) of one corpus one
     tenant may have cached; one more evicts that tenant's least recently used scope of the corpus."""
