@@ -26,7 +26,7 @@ MNEMO_SERVICES = {
     "ingest": ("mnemo_ingest", "mnemo_ingest.settings:Settings", 8081, "mnemo_ingest"),
     "edge-classifier": (
         "mnemo_edge_classifier",
-        "mnemo_edge_classifier.settings:ClassifierSettings",
+        "mnemo_edge_classifier.settings:Settings",
         8082,
         "mnemo_classifier",
     ),

@@ -28,7 +28,7 @@ HELM = ROOT / ".local" / "gotools" / "helm-v4.3.2" / "helm"
 SERVICES = {
     "navigator": ("mnemo_navigator.settings:Settings", "navigator-url"),
     "ingest": ("mnemo_ingest.settings:Settings", "ingest-url"),
-    "edge-classifier": ("mnemo_edge_classifier.settings:ClassifierSettings", "classifier-url"),
+    "edge-classifier": ("mnemo_edge_classifier.settings:Settings", "classifier-url"),
     "audit": ("mnemo_audit.settings:Settings", "audit-url"),
 }
 DUMMY_URL = "postgresql://role:secret@db.example:5432/mnemo"
@@ -133,8 +133,7 @@ def test_the_environment_a_deployment_sets_is_what_its_settings_class_reads(
     assert TracingSettings().otlp_endpoint == "http://otel-collector.observability.svc:4318"
     token_vars = [name for name in secret_refs if name.endswith("TOKEN_SECRET")]
     if token_vars:
-        secret = settings.token_secret
-        assert getattr(secret, "get_secret_value", lambda: secret)() == DUMMY_URL
+        assert settings.token_secret.get_secret_value() == DUMMY_URL
     for name in secret_refs:
         assert name.startswith("MNEMO_"), name
 
@@ -230,7 +229,7 @@ def test_keda_scales_each_consumer_on_its_own_group_and_topic() -> None:
 
 def test_the_consumer_groups_keda_watches_are_the_ones_the_services_use() -> None:
     from mnemo_audit.settings import Settings as AuditSettings
-    from mnemo_edge_classifier.settings import ClassifierSettings
+    from mnemo_edge_classifier.settings import Settings as ClassifierSettings
     from mnemo_ingest.settings import Settings as IngestSettings
 
     assert IngestSettings().group == "mnemo.ingest"

@@ -7,11 +7,11 @@ import asyncio
 from mnemo_telemetry.logs import configure_logging
 
 from mnemo_edge_classifier.app import create_app
-from mnemo_edge_classifier.settings import ClassifierSettings
+from mnemo_edge_classifier.settings import Settings
 
 
 def main() -> None:
-    settings = ClassifierSettings()
+    settings = Settings()
     configure_logging("edge-classifier", settings.log_level)
     raise SystemExit(asyncio.run(create_app(settings).run()))
 

@@ -1,26 +1,22 @@
-"""`create_app()`: reads the settings, builds the broker, the pool and the classifier, and returns
-the service runtime (probes on port 8082, SIGTERM handling)."""
+"""`create_app()`: reads the settings and returns the service runtime (probes on port 8082,
+SIGTERM handling); its lifespan opens the pool, builds the candidate sources, the classifier and
+the use case, and subscribes the document consumer over them."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Sequence
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
-import asyncpg
 from mnemo_events import TOPICS, DocumentPersisted, Envelope, PersistRow
-from mnemo_events.broker import create_broker, publish
-from mnemo_events.consumer import Received, Rejection, build_consumer
-from mnemo_events.provisioning import ensure_topics
-from mnemo_events.readiness import broker_reachable, partitions_ready
+from mnemo_events.broker import publish
 from mnemo_mdn.edge_classification import ClassifierOptions
+from mnemo_service import Composition
 from mnemo_store import Store
 from mnemo_telemetry.service import ServiceRuntime
-from mnemo_telemetry.sql import trace_queries
-from mnemo_telemetry.tracing import configure_tracing_from
 
 from mnemo_edge_classifier.adapters import IndexedCandidates, RegistryCorpora, StoreCandidates
 from mnemo_edge_classifier.llm_classifier import ChatClassifier, ChatSettings
-from mnemo_edge_classifier.settings import ClassifierSettings
+from mnemo_edge_classifier.settings import Settings
 from mnemo_edge_classifier.subscribers import documents_handler
 from mnemo_edge_classifier.use_cases import (
     CandidateSource,
@@ -30,66 +26,33 @@ from mnemo_edge_classifier.use_cases import (
     LexicalClassifier,
 )
 
-TRANSIENT = (
-    OSError,
-    ConnectionError,
-    asyncpg.PostgresConnectionError,
-    asyncpg.InterfaceError,
-    asyncpg.CannotConnectNowError,
-)
+SERVICE = "edge-classifier"
 
 
-def create_app(settings: ClassifierSettings | None = None) -> ServiceRuntime:
-    settings = settings or ClassifierSettings()
-    tracing = configure_tracing_from("edge-classifier", settings.tracing)
-    broker = create_broker(settings.kafka, client_id=settings.group)
-    stopping = asyncio.Event()
-    pools: list[asyncpg.Pool] = []
-    chat: list[ChatClassifier] = []
-    handlers: list[object] = []
-
-    async def handle(items: Sequence[Received[DocumentPersisted]]) -> Sequence[Rejection]:
-        if not handlers:
-            raise ConnectionError("the service has not started yet")
-        return await handlers[0](items)  # type: ignore[operator, no-any-return]  # wired in start()
-
-    _, subscriber = build_consumer(
-        broker,
-        topic=settings.topic,
-        group=settings.group,
-        data_model=DocumentPersisted,
-        handler=handle,
-        settings=settings.kafka,
-        stopping=stopping,
-        transient=TRANSIENT,
-        batch=True,
-    )
+def create_app(settings: Settings | None = None) -> ServiceRuntime:
+    settings = settings or Settings()
+    kit = Composition(SERVICE, settings, client_id=settings.group)
 
     async def send(command: Envelope[PersistRow]) -> None:
-        await publish(broker, settings.persist_topic, command)  # type: ignore[arg-type]  # Envelope is covariant in use
+        await publish(kit.broker, settings.persist_topic, command)  # type: ignore[arg-type]  # Envelope is covariant in use
 
-    async def start() -> None:
-        await ensure_topics(
-            settings.kafka, sorted({*TOPICS, settings.topic, settings.persist_topic})
-        )
-        pool = await asyncpg.create_pool(
-            settings.database_url, min_size=1, max_size=settings.pool_size, init=trace_queries
-        )
-        pools.append(pool)
+    @asynccontextmanager
+    async def lifespan(kit: Composition) -> AsyncIterator[None]:
+        await kit.ensure_topics(*TOPICS, settings.topic, settings.persist_topic)
+        pool = await kit.pool(settings.database_url, max_size=settings.pool_size)
         options = ClassifierOptions(max_links=settings.max_links)
+        chat: ChatClassifier | None = None
         classifier: EdgeClassifier
         if settings.classifier == "llm":
-            chat.append(
-                ChatClassifier(
-                    ChatSettings(
-                        settings.llm_base_url,
-                        settings.llm_model,
-                        settings.llm_api_key.get_secret_value(),
-                        settings.llm_timeout_seconds,
-                    )
+            chat = ChatClassifier(
+                ChatSettings(
+                    settings.llm_base_url,
+                    settings.llm_model,
+                    settings.llm_api_key.get_secret_value(),
+                    settings.llm_timeout_seconds,
                 )
             )
-            classifier = chat[0]
+            classifier = chat
         else:
             classifier = LexicalClassifier(options)
         store = Store(pool)
@@ -102,34 +65,17 @@ def create_app(settings: ClassifierSettings | None = None) -> ServiceRuntime:
         use_case = ClassifyDocument(
             RegistryCorpora(pool), source, classifier, KeysCache(settings.keys_cache_size)
         )
-        handlers.append(documents_handler(use_case, send))
-        await broker.start()
+        kit.consume(
+            topic=settings.topic,
+            group=settings.group,
+            data_model=DocumentPersisted,
+            handler=documents_handler(use_case, send),
+            batch=True,
+        )
+        try:
+            yield
+        finally:
+            if chat is not None:
+                await chat.close()
 
-    async def stop() -> None:
-        stopping.set()
-        await broker.stop()
-        for client in chat:
-            await client.close()
-        for pool in pools:
-            await pool.close()
-        tracing.shutdown()
-
-    async def database() -> str | None:
-        if not pools:
-            return "not connected yet"
-        await pools[0].fetchval("SELECT 1")
-        return None
-
-    return ServiceRuntime(
-        name="edge-classifier",
-        host=settings.host,
-        port=settings.port,
-        start=start,
-        stop=stop,
-        stopping=stopping,
-        checks={
-            "database": database,
-            "kafka": broker_reachable(broker),
-            "partitions": partitions_ready([subscriber]),
-        },
-    )
+    return kit.runtime(lifespan)

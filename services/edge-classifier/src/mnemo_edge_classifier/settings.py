@@ -1,22 +1,20 @@
-"""The edge classifier's settings (`MNEMO_CLASSIFIER_…`, plus `MNEMO_KAFKA_…`)."""
+"""The edge classifier's settings (`MNEMO_CLASSIFIER_…`, plus `MNEMO_KAFKA_…` and `MNEMO_HTTP_…`)."""
 
 from __future__ import annotations
 
 from typing import Literal
 
 from mnemo_events import DOCUMENT_PERSISTED, PERSIST
-from mnemo_events.settings import KafkaSettings
-from mnemo_telemetry.tracing import TracingSettings
+from mnemo_service import ServiceSettings
 from pydantic import AliasChoices, Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
 
-class ClassifierSettings(BaseSettings):
+class Settings(ServiceSettings):
     model_config = SettingsConfigDict(
         env_prefix="MNEMO_CLASSIFIER_", frozen=True, extra="ignore", populate_by_name=True
     )
 
-    host: str = "127.0.0.1"
     port: int = Field(
         default=8082,
         validation_alias=AliasChoices("MNEMO_CLASSIFIER_PORT", "MNEMO_EDGE_CLASSIFIER_PORT"),
@@ -47,7 +45,3 @@ class ClassifierSettings(BaseSettings):
     llm_model: str = "gpt-4o-mini"
     llm_api_key: SecretStr = SecretStr("")
     llm_timeout_seconds: float = Field(default=30.0, gt=0)
-    log_level: str = "INFO"
-    kafka: KafkaSettings = Field(default_factory=KafkaSettings)
-    tracing: TracingSettings = Field(default_factory=TracingSettings)
-    """`MNEMO_OTLP_ENDPOINT`: where spans go (none: made, exported nowhere)."""
