@@ -4,6 +4,7 @@ through its ASGI app, connected as the navigator's own role."""
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -39,6 +40,20 @@ corpus Nav_{s} from axonstore {{
 }}
 """
 PINNED = "tenant_id == '${client.tenant_id}'"
+
+TWO_CLIENTS_DOCS = [
+    {"id": "a", "tenant_id": "c1", "title": "alpha notes", "body": None},
+    {"id": "b", "tenant_id": "c2", "title": "alpha other", "body": None},
+]
+"""Two documents, one per end-client (`tenant_id` c1 and c2), both found by "alpha"."""
+
+
+async def audited_records(owner: asyncpg.Connection, tenant: uuid.UUID) -> list[dict[str, object]]:
+    """The audit records of `tenant`'s outbox events, oldest first."""
+    async with owner.transaction():
+        await owner.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
+        rows = await owner.fetch("SELECT payload::text AS p FROM mnemo.outbox ORDER BY seq")
+    return [json.loads(r["p"])["data"]["record"] for r in rows]
 
 
 def navigator_dsn(app_dsn: str) -> str:

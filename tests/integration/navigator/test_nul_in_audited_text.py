@@ -4,27 +4,19 @@ stored as U+FFFD), not failed with a 500 as it was (found by the chaos leak test
 
 from __future__ import annotations
 
-import json
-import uuid
-
 import asyncpg
 import pytest
 
-from tests.integration.navigator.conftest import PINNED, Declare, NewTenant, Service
+from tests.integration.navigator.conftest import (
+    PINNED,
+    TWO_CLIENTS_DOCS,
+    Declare,
+    NewTenant,
+    Service,
+    audited_records,
+)
 
 pytestmark = pytest.mark.timeout(60)
-
-DOCS = [
-    {"id": "a", "tenant_id": "c1", "title": "alpha notes", "body": None},
-    {"id": "b", "tenant_id": "c2", "title": "alpha other", "body": None},
-]
-
-
-async def audited(owner: asyncpg.Connection, tenant: uuid.UUID) -> list[dict[str, object]]:
-    async with owner.transaction():
-        await owner.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
-        rows = await owner.fetch("SELECT payload::text AS p FROM mnemo.outbox ORDER BY seq")
-    return [json.loads(r["p"])["data"]["record"] for r in rows]
 
 
 async def test_a_nul_in_a_search_goal_or_a_client_claim_is_audited_not_a_500(
@@ -32,7 +24,7 @@ async def test_a_nul_in_a_search_goal_or_a_client_claim_is_audited_not_a_500(
 ) -> None:
     arena = await declare()
     tenant = await new_tenant()
-    await arena.write(tenant, DOCS)
+    await arena.write(tenant, TWO_CLIENTS_DOCS)
     service.pinned[arena.name] = PINNED
     base = f"/v1/corpora/{arena.name}"
     search = await service.client.post(
@@ -47,6 +39,6 @@ async def test_a_nul_in_a_search_goal_or_a_client_claim_is_audited_not_a_500(
     )
     assert retrieve.status_code == 200, retrieve.text
     assert [item["id"] for item in retrieve.json()["items"]] == ["a"]
-    records = await audited(owner_connection, tenant)
+    records = await audited_records(owner_connection, tenant)
     assert [r["query"] for r in records] == ["alpha\ufffdnotes", "alpha"]
     assert "x\ufffdy" in str(records[1]["principal"])
