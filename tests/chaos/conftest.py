@@ -132,6 +132,14 @@ class Service:
     log: Path
     process: subprocess.Popen[bytes] | None = None
 
+    def rss_bytes(self) -> int:
+        """The process's resident memory, from /proc."""
+        assert self.process is not None
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+        raise AssertionError("no VmRSS in /proc status")
+
     def start(self) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-m", self.module],

@@ -16,7 +16,6 @@ import random
 import time
 import uuid
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -65,14 +64,6 @@ def corpus(end_client: uuid.UUID, seed: int) -> tuple[list[dict[str, Any]], list
     return documents, edges
 
 
-def rss_bytes(service: Service) -> int:
-    assert service.process is not None
-    for line in Path(f"/proc/{service.process.pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    raise AssertionError("no VmRSS in /proc status")
-
-
 def headers(tenant: uuid.UUID) -> dict[str, str]:
     token = mint_token(tenant=tenant, secret=DEVELOPMENT_SECRET, scopes=("read",))
     return {"Authorization": f"Bearer {token}"}
@@ -107,7 +98,7 @@ async def test_two_thousand_distinct_filters_keep_the_navigator_within_its_cache
 
         await navigate(victim)
         await navigate(flooder, "title != 'warm-up'")
-        baseline = peak = rss_bytes(navigator)
+        baseline = peak = navigator.rss_bytes()
         started = time.monotonic()
         pending = iter(range(FILTERS))
 
@@ -115,11 +106,11 @@ async def test_two_thousand_distinct_filters_keep_the_navigator_within_its_cache
             nonlocal peak
             for k in pending:
                 await navigate(flooder, f"title != 'x{k}'")
-                peak = max(peak, rss_bytes(navigator))
+                peak = max(peak, navigator.rss_bytes())
 
         await asyncio.gather(*(flood() for _ in range(CONCURRENCY)))
         seconds = time.monotonic() - started
-        grown = rss_bytes(navigator) - baseline
+        grown = navigator.rss_bytes() - baseline
         spared = (await navigate(victim))["diagnostics"]["cache"]
     summary.row(
         fault=f"{FILTERS} distinct where: filters, one token, {CACHE_BYTES // 2**20} MiB cache",

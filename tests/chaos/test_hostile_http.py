@@ -17,7 +17,6 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -105,14 +104,6 @@ async def healthz_seconds(port: int) -> float:
     return time.monotonic() - started
 
 
-def rss_bytes(service: Service) -> int:
-    assert service.process is not None
-    for line in Path(f"/proc/{service.process.pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    raise AssertionError("no VmRSS in /proc status")
-
-
 async def test_two_thousand_idle_sockets_neither_silence_healthz_nor_flood_the_log(
     navigator: Service, summary: Summary
 ) -> None:
@@ -190,10 +181,10 @@ async def test_ten_megabyte_bodies_without_a_token_are_refused_unread_and_memory
 ) -> None:
     answers = await asyncio.gather(*(send_unauthenticated(navigator.port) for _ in range(10)))
     assert all(a.startswith(b"HTTP/1.1 401 ") for a in answers), answers[0][:300]
-    before = rss_bytes(navigator)
+    before = navigator.rss_bytes()
     for _ in range(4):
         await asyncio.gather(*(send_whole(navigator.port) for _ in range(10)))
-    grown = rss_bytes(navigator) - before
+    grown = navigator.rss_bytes() - before
     summary.row(
         fault="50 POSTs of 10 MB without a token",
         events=50,
