@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
+import signal
 import sys
 import uuid
 from typing import Any
@@ -179,12 +181,18 @@ def run_verify(args: argparse.Namespace) -> int:
 
 def run_tail(args: argparse.Namespace) -> int:
     async def work() -> None:
+        # Ctrl-C (or SIGTERM) asks the loop to stop between pages: a signal that cancelled a query
+        # in flight could leave the pool's close waiting on that connection, and tail never exit.
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
         log, tenant = await _open(args)
         try:
             after = args.after_seq
             if after is None:
                 after = await log.head_seq(tenant)
-            while True:
+            while not stop.is_set():
                 rows = await log.page(tenant, after_seq=after, limit=500)
                 for row in rows:
                     print(json.dumps(_row_json(row)) if args.json else _row_text(row), flush=True)
@@ -192,7 +200,8 @@ def run_tail(args: argparse.Namespace) -> int:
                 if len(rows) < 500:
                     if not args.follow:
                         return
-                    await asyncio.sleep(args.interval)
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(stop.wait(), args.interval)
         finally:
             await log.close()
 
