@@ -17,6 +17,7 @@ from mnemo_events.consumer import Received, Rejection, single
 from mnemo_events.errors import Rejected
 from mnemo_events.tracing import current_traceparent
 from mnemo_telemetry.tracing import classify_span
+from opentelemetry import context as otel_context
 from prometheus_client import Counter
 
 from mnemo_edge_classifier.errors import CorpusNotPublishedError, DocumentRefusedError
@@ -48,19 +49,30 @@ def documents_handler(
 
     async def handle(items: Sequence[Received[DocumentPersisted]]) -> Sequence[Rejection]:
         use_case.new_batch()
-        outgoing: list[Envelope[PersistRow]] = []
+        # Each event's commands with the context they were made in: published together after the
+        # batch, each still in its own event's trace (the producer span and the headers ingest
+        # continues from), not in whatever context the batch ends in.
+        outgoing: list[tuple[otel_context.Context, Envelope[PersistRow]]] = []
         classified = 0
 
         async def one(item: Received[DocumentPersisted]) -> None:
             nonlocal classified
             commands = await _classify(use_case, item)
             if commands is not None:
-                outgoing.extend(commands)
+                made_in = otel_context.get_current()
+                outgoing.extend((made_in, command) for command in commands)
                 classified += 1
+
+        async def send(made_in: otel_context.Context, command: Envelope[PersistRow]) -> None:
+            token = otel_context.attach(made_in)
+            try:
+                await publish(command)
+            finally:
+                otel_context.detach(token)
 
         ordered = sorted(items, key=lambda item: item.envelope.tenant.bytes)
         rejections = await single(one)(ordered)  # each in its trace context; refusals collected
-        await asyncio.gather(*(publish(command) for command in outgoing))
+        await asyncio.gather(*(send(made_in, command) for made_in, command in outgoing))
         EDGES.inc(len(outgoing))
         DOCUMENTS.labels("classified").inc(classified)
         return rejections
