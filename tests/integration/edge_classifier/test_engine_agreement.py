@@ -27,9 +27,9 @@ from mnemo_mdn.edge_classification import DEFAULT_OPTIONS
 from mnemo_mdn.lexical_index import classify_corpus
 from mnemo_store import Store, StoreCorpus
 from mnemo_store.applier import apply_deployment
-from mnemo_store.identifiers import store_table
 
 from tests.declarations import memory_corpus
+from tests.integration.edge_classifier.worlds import drop_world
 
 ROOT = Path(__file__).resolve().parents[3]
 QUESTIONS = 12
@@ -90,14 +90,7 @@ async def stored(
         async with await Store.connect(classifier_dsn, max_size=2) as reader:
             yield corpus, tenant, documents, reader
     finally:
-        for store in deployment.stores:
-            await owner.execute(f"DROP TABLE IF EXISTS {store_table(store.name)}")
-        await owner.execute("DELETE FROM mnemo.corpora WHERE corpus_id = $1", corpus.name)
-        async with owner.transaction():
-            await owner.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
-            await owner.execute("DELETE FROM mnemo.graph_revisions")
-        await owner.execute("DELETE FROM mnemo.tenants WHERE tenant_id = $1", tenant)
-        await owner.close()
+        await drop_world(owner, deployment, corpus.name, tenant)
 
 
 @pytest.mark.parametrize("source", ["per event", "in memory"])

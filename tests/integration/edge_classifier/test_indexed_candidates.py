@@ -25,6 +25,7 @@ from mnemo_store.applier import apply_deployment
 from mnemo_store.identifiers import store_table
 
 from tests.declarations import memory_corpus
+from tests.integration.edge_classifier.worlds import drop_world
 
 TEXTS = [
     ("Hilda Hilst", "A Brazilian poet. She wrote Tu Nao Te Moves De Ti."),
@@ -58,14 +59,7 @@ async def stored(
         async with await Store.connect(classifier_dsn, max_size=2) as reader:
             yield corpus, tenant, owner, reader
     finally:
-        for store in deployment.stores:
-            await owner.execute(f"DROP TABLE IF EXISTS {store_table(store.name)}")
-        await owner.execute("DELETE FROM mnemo.corpora WHERE corpus_id = $1", corpus.name)
-        async with owner.transaction():
-            await owner.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
-            await owner.execute("DELETE FROM mnemo.graph_revisions")
-        await owner.execute("DELETE FROM mnemo.tenants WHERE tenant_id = $1", tenant)
-        await owner.close()
+        await drop_world(owner, deployment, corpus.name, tenant)
 
 
 async def test_the_in_memory_candidates_follow_inserts_edits_moves_and_deletes(

@@ -48,6 +48,18 @@ TWO_CLIENTS_DOCS = [
 """Two documents, one per end-client (`tenant_id` c1 and c2), both found by "alpha"."""
 
 
+async def two_clients_corpus(
+    declare: Declare, new_tenant: NewTenant, service: Service
+) -> tuple[str, uuid.UUID]:
+    """A new corpus pinned by end-client, holding `TWO_CLIENTS_DOCS` for a new tenant: its name
+    and the tenant."""
+    arena = await declare()
+    tenant = await new_tenant()
+    await arena.write(tenant, TWO_CLIENTS_DOCS)
+    service.pinned[arena.name] = PINNED
+    return arena.name, tenant
+
+
 async def audited_records(owner: asyncpg.Connection, tenant: uuid.UUID) -> list[dict[str, object]]:
     """The audit records of `tenant`'s outbox events, oldest first."""
     async with owner.transaction():

@@ -8,12 +8,11 @@ import asyncpg
 import pytest
 
 from tests.integration.navigator.conftest import (
-    PINNED,
-    TWO_CLIENTS_DOCS,
     Declare,
     NewTenant,
     Service,
     audited_records,
+    two_clients_corpus,
 )
 
 pytestmark = pytest.mark.timeout(60)
@@ -22,11 +21,8 @@ pytestmark = pytest.mark.timeout(60)
 async def test_the_audit_event_of_a_query_names_the_tokens_end_client(
     declare: Declare, new_tenant: NewTenant, service: Service, owner_connection: asyncpg.Connection
 ) -> None:
-    arena = await declare()
-    tenant = await new_tenant()
-    await arena.write(tenant, TWO_CLIENTS_DOCS)
-    service.pinned[arena.name] = PINNED
-    base = f"/v1/corpora/{arena.name}"
+    name, tenant = await two_clients_corpus(declare, new_tenant, service)
+    base = f"/v1/corpora/{name}"
     for claim in ({"tenant_id": "c1"}, {"tenant_id": "c2", "note": "x\x00y"}, None):
         answer = await service.client.post(
             f"{base}/retrieve", json={"query": "alpha"}, headers=service.token(tenant, client=claim)

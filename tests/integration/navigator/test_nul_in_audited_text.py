@@ -8,12 +8,11 @@ import asyncpg
 import pytest
 
 from tests.integration.navigator.conftest import (
-    PINNED,
-    TWO_CLIENTS_DOCS,
     Declare,
     NewTenant,
     Service,
     audited_records,
+    two_clients_corpus,
 )
 
 pytestmark = pytest.mark.timeout(60)
@@ -22,14 +21,11 @@ pytestmark = pytest.mark.timeout(60)
 async def test_a_nul_in_a_search_goal_or_a_client_claim_is_audited_not_a_500(
     declare: Declare, new_tenant: NewTenant, service: Service, owner_connection: asyncpg.Connection
 ) -> None:
-    arena = await declare()
-    tenant = await new_tenant()
-    await arena.write(tenant, TWO_CLIENTS_DOCS)
-    service.pinned[arena.name] = PINNED
-    base = f"/v1/corpora/{arena.name}"
+    name, tenant = await two_clients_corpus(declare, new_tenant, service)
+    base = f"/v1/corpora/{name}"
     search = await service.client.post(
         f"{base}/search",
-        json={"collection": arena.name, "goal": {"query": "alpha\x00notes"}},
+        json={"collection": name, "goal": {"query": "alpha\x00notes"}},
         headers=service.token(tenant),
     )
     assert search.status_code == 200, search.text
