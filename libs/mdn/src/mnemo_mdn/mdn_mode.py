@@ -103,40 +103,29 @@ def walk(inputs: WalkInputs) -> Walk:
         else:
             row = earliest_best(gains * strength * candidate_pi, informative)
             restart = False
-        if restart and row is not None:
-            document = int(candidates[row])
-            steps.append(
-                Step(
-                    document=document,
-                    score=float(candidate_rank[row]),
-                    gain=float(gains[row]),
-                    restart=True,
-                )
-            )
-        elif row is not None:
-            document = int(candidates[row])
-            steps.append(
-                Step(
-                    document=document,
-                    score=float(gains[row] * strength[row] * candidate_pi[row]),
-                    gain=float(gains[row]),
-                    via_edge=int(frontier.via_edge[document]),
-                    via_from=int(frontier.via_from[document]),
-                )
-            )
-        else:
+        if row is None:
+            # Nothing informative is reachable: restart at the best-ranked match left.
             row = earliest_best(candidate_rank, unselected & matching)
             if row is None:
                 reason = NO_MATCH_LEFT
                 break
-            document = int(candidates[row])
-            steps.append(
-                Step(
-                    document=document,
-                    score=float(candidate_rank[row]),
-                    gain=float(gains[row]),
-                    restart=True,
-                )
+            restart = True
+        document = int(candidates[row])
+        if restart:
+            step = Step(
+                document=document,
+                score=float(candidate_rank[row]),
+                gain=float(gains[row]),
+                restart=True,
             )
+        else:
+            step = Step(
+                document=document,
+                score=float(gains[row] * strength[row] * candidate_pi[row]),
+                gain=float(gains[row]),
+                via_edge=int(frontier.via_edge[document]),
+                via_from=int(frontier.via_from[document]),
+            )
+        steps.append(step)
         select(document, row)
     return Walk(tuple(steps), reason)
