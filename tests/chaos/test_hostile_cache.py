@@ -4,8 +4,9 @@ to 4.7 GB, never released, because the cache counted about half of what a graph 
 holds: the term index's postings and vocabulary were missed).
 
 The navigator runs with a 64 MiB cache over a corpus whose bodies are long; two thousand filters
-later its resident memory has grown by at most the cache's bound plus a fixed allowance for what a
-load in flight and the allocator hold, and another tenant's graph is still served from the cache.
+later its resident memory has grown by at most the cache's bound plus allowances for what the loads
+in flight and the allocators hold (one for the flood's height, a smaller one once it is over), and
+another tenant's graph is still served from the cache.
 """
 
 from __future__ import annotations
@@ -28,9 +29,14 @@ from tests.chaos.summary import Summary
 pytestmark = pytest.mark.timeout(600)
 
 CACHE_BYTES = 64 * 1024**2
-ALLOWANCE = 48 * 1024**2
-"""What the process may hold beyond the cache's bound: a graph being loaded (its rows, the texts
-being tokenised) and what the allocator keeps of freed memory."""
+SETTLED_ALLOWANCE = 48 * 1024**2
+"""What the process may hold beyond the cache's bound once the flood is over: what the allocators
+(Python's object arenas, the C library's per-thread arenas) keep of freed graphs."""
+PEAK_ALLOWANCE = 96 * 1024**2
+"""What it may hold beyond the cache's bound at the flood's height: the settled allowance plus the
+graphs of `CONCURRENCY` loads in flight (rows, texts being tokenised) and their freed copies not
+yet returned. Measured on these machines: settled +79-80 MiB, peak +106-112 MiB over the baseline
+with a 64 MiB cache; the unbounded cache this guards against grew by gigabytes at 2,000 filters."""
 FILTERS = 2000
 CONCURRENCY = 4
 DOCUMENTS = 80
@@ -123,8 +129,12 @@ async def test_two_thousand_distinct_filters_keep_the_navigator_within_its_cache
             f"+{(peak - baseline) / 2**20:.0f} MiB) in {seconds:.0f} s; other tenant: {spared}"
         ),
     )
-    bound = CACHE_BYTES + ALLOWANCE
-    assert peak - baseline < bound, f"the navigator grew by {(peak - baseline) / 2**20:.0f} MiB"
+    assert grown < CACHE_BYTES + SETTLED_ALLOWANCE, (
+        f"the navigator kept {grown / 2**20:.0f} MiB after the flood"
+    )
+    assert peak - baseline < CACHE_BYTES + PEAK_ALLOWANCE, (
+        f"the navigator grew by {(peak - baseline) / 2**20:.0f} MiB at the flood's height"
+    )
     assert spared == "hit", "the flood evicted another tenant's graph"
     assert navigator.process is not None
     assert navigator.process.poll() is None
