@@ -9,7 +9,7 @@ import uuid
 
 import asyncpg
 from mnemo_auth import Principal
-from mnemo_navigator.adapters import PostgresCatalogue
+from mnemo_navigator.adapters import PostgresCatalogue, PostgresTransactions
 from mnemo_navigator.app import build_navigator
 from mnemo_navigator.settings import Settings
 from mnemo_navigator.subscribers import CONSUMER
@@ -41,7 +41,9 @@ async def test_a_redelivered_request_is_answered_again_but_remembered_once(
     settings = Settings(database_url=navigator_dsn(app_dsn), consume_requests=False)
     pool = await asyncpg.create_pool(settings.database_url, max_size=settings.pool_size)
     try:
-        navigator = build_navigator(settings, Store(pool), PostgresCatalogue(pool), {})
+        navigator = build_navigator(
+            settings, PostgresTransactions(Store(pool)), PostgresCatalogue(pool), {}
+        )
         caller = Caller(Principal(tenant=tenant, subject="kafka:test", scopes=frozenset({"read"})))
         request = NavigateRequest(query="alpha beta gamma", seed="a", budget=2)
         claim = Claim(CONSUMER, uuid.uuid4())

@@ -27,5 +27,5 @@ def test_query_audit_events_go_to_the_configured_topic(
 ) -> None:
     for name, value in environment.items():
         monkeypatch.setenv(name, value)
-    navigator = build_navigator(Settings(), database=None, catalogue=None)  # type: ignore[arg-type]
+    navigator = build_navigator(Settings(), transactions=None, catalogue=None)  # type: ignore[arg-type]
     assert audit_topic_of(navigator) == expected

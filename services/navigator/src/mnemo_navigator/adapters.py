@@ -1,15 +1,26 @@
-"""The navigator's adapters: the registry reader over the opened pool (the tenant transactions
-are `mnemo_store.Store`'s)."""
+"""The navigator's Postgres adapters: its ports (`mnemo_navigator.ports`) over the opened pool.
+
+The tenant ports delegate, one call each, to a `mnemo_store.TenantTransaction`; the catalogue
+reads the registry and the tenants table.
+"""
 
 from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
+from mnemo_store import EdgeDelta, GraphArrays, LoadLimits, OutboxEvent, Scope, Store, StoreCorpus
+from mnemo_store.outcomes import StoredOutcome
+from mnemo_store.refresh import GraphRows
+from mnemo_store.retrieval import FoundDocument
+from mnemo_store.unit_of_work import TenantTransaction
 
-from mnemo_navigator.use_cases import CorpusEntry
+from mnemo_navigator.ports import CorpusEntry
 
 _TENANT_EXISTS = "SELECT EXISTS (SELECT FROM mnemo.tenants WHERE tenant_id = $1)"
 
@@ -33,3 +44,117 @@ class PostgresCatalogue:
 
     async def tenant_exists(self, tenant: uuid.UUID) -> bool:
         return bool(await self._pool.fetchval(_TENANT_EXISTS, tenant))
+
+
+class PostgresGraphReads:
+    """`GraphReads` in one tenant transaction."""
+
+    def __init__(self, tx: TenantTransaction) -> None:
+        self._tx = tx
+
+    async def revision(self, corpus_id: str) -> int:
+        return await self._tx.graph_revision(corpus_id)
+
+    async def load(
+        self, corpus: StoreCorpus, scope: Scope, limits: LoadLimits
+    ) -> tuple[GraphArrays, GraphRows | None]:
+        return await self._tx.load_graph_rows(corpus, scope, limits)
+
+    async def refresh(
+        self, corpus: StoreCorpus, rows: GraphRows, scope: Scope, limits: LoadLimits
+    ) -> GraphRows | None:
+        return await self._tx.refresh_graph(corpus, rows, scope, limits)
+
+    async def retrieve(
+        self, corpus: StoreCorpus, query: str, k: int, scope: Scope
+    ) -> list[FoundDocument]:
+        return await self._tx.retrieve(corpus, query, k, scope)
+
+    async def documents_page(
+        self, corpus: StoreCorpus, after: str | None, limit: int, scope: Scope
+    ) -> list[FoundDocument]:
+        return await self._tx.documents_page(corpus, after, limit, scope)
+
+
+class PostgresMemory:
+    """`NavigationMemory` in one tenant transaction (`mnemo.nav_outcomes`, the edge weights)."""
+
+    def __init__(self, tx: TenantTransaction) -> None:
+        self._tx = tx
+
+    async def lock_revision(self, corpus_id: str) -> int:
+        return await self._tx.lock_graph_revision(corpus_id)
+
+    async def recent_outcomes(
+        self, corpus_id: str, scope_digest: str, horizon: int
+    ) -> list[StoredOutcome]:
+        return await self._tx.recent_outcomes(corpus_id, scope_digest, horizon)
+
+    async def record_outcome(
+        self,
+        corpus_id: str,
+        scope_digest: str,
+        sequence: int,
+        query: str,
+        path: Sequence[str],
+        traversed: Sequence[Mapping[str, object]],
+        score: float,
+    ) -> None:
+        await self._tx.record_outcome(
+            corpus_id, scope_digest, sequence, query, path, traversed, score
+        )
+
+    async def reinforce(
+        self, corpus: StoreCorpus, deltas: Sequence[EdgeDelta], scope: Scope
+    ) -> int:
+        return await self._tx.reinforce(corpus, deltas, scope)
+
+
+class PostgresAuditTrail:
+    """`AuditTrail`: the transaction's outbox rows."""
+
+    def __init__(self, tx: TenantTransaction) -> None:
+        self._tx = tx
+
+    async def append(self, event: OutboxEvent) -> None:
+        await self._tx.append_outbox(event)
+
+
+class PostgresInbox:
+    """`Inbox`: `mnemo.inbox` rows in the transaction."""
+
+    def __init__(self, tx: TenantTransaction) -> None:
+        self._tx = tx
+
+    async def claim(self, consumer: str, request_id: uuid.UUID) -> bool:
+        return await self._tx.claim_event(consumer, request_id)
+
+
+@dataclass(frozen=True, slots=True)
+class PostgresTenantWork:
+    """`TenantWork`: the four tenant ports over one transaction."""
+
+    graph: PostgresGraphReads
+    memory: PostgresMemory
+    audit: PostgresAuditTrail
+    inbox: PostgresInbox
+
+    @classmethod
+    def over(cls, tx: TenantTransaction) -> PostgresTenantWork:
+        return cls(
+            PostgresGraphReads(tx), PostgresMemory(tx), PostgresAuditTrail(tx), PostgresInbox(tx)
+        )
+
+
+class PostgresTransactions:
+    """`Transactions` over a `Store`: one tenant transaction per unit of work."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    @asynccontextmanager
+    async def tenant(
+        self, tenant_id: uuid.UUID, *, read_only: bool = False
+    ) -> AsyncIterator[PostgresTenantWork]:
+        async with self._store.tenant(tenant_id, read_only=read_only) as tx:
+            yield PostgresTenantWork.over(tx)

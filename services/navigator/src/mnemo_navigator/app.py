@@ -17,18 +17,19 @@ from mnemo_store.graph_cache import GraphCache
 from mnemo_telemetry.http_limits import BodyLimitMiddleware
 from mnemo_telemetry.service import ServiceRuntime
 
-from mnemo_navigator.adapters import PostgresCatalogue
+from mnemo_navigator.adapters import PostgresCatalogue, PostgresTransactions
+from mnemo_navigator.ports import Catalogue, Transactions
 from mnemo_navigator.routes import TokenFirstMiddleware, api_router, install_error_handlers
 from mnemo_navigator.settings import Settings
 from mnemo_navigator.subscribers import navigate_requested_handler
-from mnemo_navigator.use_cases import Catalogue, Database, Navigator, Policy
+from mnemo_navigator.use_cases import Navigator, Policy
 
 SERVICE = "navigator"
 
 
 def build_navigator(
     settings: Settings,
-    database: Database,
+    transactions: Transactions,
     catalogue: Catalogue,
     pinned_scopes: Mapping[str, str] | None = None,
 ) -> Navigator:
@@ -45,7 +46,7 @@ def build_navigator(
         tenant_share=settings.cache_tenant_share,
         scopes_per_corpus=settings.cache_scopes_per_corpus,
     )
-    return Navigator(database, catalogue, cache, policy)
+    return Navigator(transactions, catalogue, cache, policy)
 
 
 def create_app(
@@ -80,7 +81,9 @@ def create_app(
         pool = await kit.pool(
             settings.database_url, max_size=settings.pool_size, command_timeout=60
         )
-        navigator = build_navigator(settings, Store(pool), PostgresCatalogue(pool), pinned_scopes)
+        navigator = build_navigator(
+            settings, PostgresTransactions(Store(pool)), PostgresCatalogue(pool), pinned_scopes
+        )
         app.state.navigator = navigator  # its graph cache, for tests that look inside
         if settings.consume_requests:
             kit.consume(

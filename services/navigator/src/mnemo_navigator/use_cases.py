@@ -29,9 +29,9 @@ import json
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from mnemo_auth import Principal
 from mnemo_axon.errors import FilterError
@@ -51,7 +51,7 @@ from mnemo_mdn import (
 )
 from mnemo_mdn.incremental import carry_over
 from mnemo_mdn.memory import EdgeReinforcement
-from mnemo_store import EdgeDelta, GraphArrays, LoadLimits, OutboxEvent, Scope, StoreCorpus
+from mnemo_store import EdgeDelta, LoadLimits, OutboxEvent, Scope, StoreCorpus
 from mnemo_store.errors import NotAStoreCorpusError, StoreError
 from mnemo_store.graph_cache import (
     CachedGraph,
@@ -73,6 +73,7 @@ from mnemo_navigator.errors import (
     UnknownTenantError,
 )
 from mnemo_navigator.observability import observe_graph, traced_navigation, traced_retrieval
+from mnemo_navigator.ports import Catalogue, Transactions
 
 PRODUCER = "mnemo.navigator"
 # hit: the cached graph was current; refresh: it was brought up to date from the changed rows;
@@ -81,71 +82,6 @@ CacheState = Literal["hit", "refresh", "miss", "off"]
 Operation = Literal["navigate", "retrieve", "search", "documents"]
 MAX_QUERY_CHARS = 4096
 """The longest query (or search goal text) served: longer ones answer 422, never reach Postgres."""
-
-# ------------------------------------------------------------------------------------------ ports
-
-
-class TenantSession(Protocol):
-    """The queries of one tenant transaction (implemented by `mnemo_store.TenantTransaction`)."""
-
-    async def graph_revision(self, corpus_id: str) -> int: ...
-    async def load_graph_rows(
-        self, corpus: StoreCorpus, scope: Scope | None = None, limits: LoadLimits | None = None
-    ) -> tuple[GraphArrays, GraphRows | None]: ...
-    async def refresh_graph(
-        self,
-        corpus: StoreCorpus,
-        rows: GraphRows,
-        scope: Scope | None = None,
-        limits: LoadLimits | None = None,
-    ) -> GraphRows | None: ...
-    async def recent_outcomes(
-        self, corpus_id: str, scope_digest: str, horizon: int
-    ) -> list[StoredOutcome]: ...
-    async def lock_graph_revision(self, corpus_id: str) -> int: ...
-    async def record_outcome(
-        self,
-        corpus_id: str,
-        scope_digest: str,
-        sequence: int,
-        query: str,
-        path: Sequence[str],
-        traversed: Sequence[Mapping[str, object]],
-        score: float,
-    ) -> None: ...
-    async def reinforce(
-        self, corpus: StoreCorpus, deltas: Sequence[EdgeDelta], scope: Scope | None = None
-    ) -> int: ...
-    async def retrieve(
-        self, corpus: StoreCorpus, query: str, k: int, scope: Scope | None = None
-    ) -> list[FoundDocument]: ...
-    async def documents_page(
-        self, corpus: StoreCorpus, after: str | None, limit: int, scope: Scope | None = None
-    ) -> list[FoundDocument]: ...
-    async def append_outbox(self, event: OutboxEvent) -> None: ...
-    async def claim_event(self, consumer: str, event_id: uuid.UUID) -> bool: ...
-
-
-class Database(Protocol):
-    def tenant(
-        self, tenant_id: uuid.UUID, *, read_only: bool = False
-    ) -> AbstractAsyncContextManager[TenantSession]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class CorpusEntry:
-    """A registry row as the navigator needs it."""
-
-    corpus_id: str
-    status: str
-    kind: str
-    definition: Mapping[str, Any]
-
-
-class Catalogue(Protocol):
-    async def corpus(self, corpus_id: str) -> CorpusEntry | None: ...
-    async def tenant_exists(self, tenant: uuid.UUID) -> bool: ...
-
 
 # --------------------------------------------------------------------------------------- requests
 
@@ -288,9 +224,9 @@ class Policy:
 
 class Navigator:
     def __init__(
-        self, database: Database, catalogue: Catalogue, cache: GraphCache, policy: Policy
+        self, transactions: Transactions, catalogue: Catalogue, cache: GraphCache, policy: Policy
     ) -> None:
-        self._db = database
+        self._db = transactions
         self._catalogue = catalogue
         self._cache = cache
         self._policy = policy
@@ -432,19 +368,19 @@ class Navigator:
         locked = after = -1
         with timings.phase("remember"):
             async with self._db.tenant(principal.tenant) as tx:
-                if claim is not None and not await tx.claim_event(claim.consumer, claim.request_id):
+                if claim is not None and not await tx.inbox.claim(claim.consumer, claim.request_id):
                     return NavigateResult(
                         navigation, revision, cache_state, digest, False, timings.ms
                     )
                 if corpus.adaptive:
-                    locked = await tx.lock_graph_revision(corpus.name)
-                    recent = await tx.recent_outcomes(
+                    locked = await tx.memory.lock_revision(corpus.name)
+                    recent = await tx.memory.recent_outcomes(
                         corpus.name, digest, DEFAULT_PARAMS.horizon - 1
                     )
                     sequence = (recent[-1].sequence if recent else 0) + 1
                     mean = baseline([o.score for o in recent] + [navigation.coverage])
                     plan = reinforcement_plan(navigation.traversed, navigation.coverage, mean)
-                    await tx.record_outcome(
+                    await tx.memory.record_outcome(
                         corpus.name,
                         digest,
                         sequence,
@@ -457,14 +393,14 @@ class Navigator:
                         navigation.coverage,
                     )
                     if plan:
-                        await tx.reinforce(
+                        await tx.memory.reinforce(
                             corpus,
                             [EdgeDelta(p.source, p.target, p.etype, p.delta) for p in plan],
                             scope,
                         )
-                        after = await tx.graph_revision(corpus.name)
+                        after = await tx.graph.revision(corpus.name)
                 latency = (time.perf_counter() - started) * 1000
-                await tx.append_outbox(
+                await tx.audit.append(
                     self._audit(
                         caller,
                         corpus.name,
@@ -504,7 +440,7 @@ class Navigator:
         request began; plus the scope's recent outcomes for the procedural bias."""
         async with self._db.tenant(tenant, read_only=True) as tx:
             with timings.phase("revision"):
-                revision = await tx.graph_revision(corpus.name)
+                revision = await tx.graph.revision(corpus.name)
             cached = self._cache.get(key, revision)
             state: CacheState = "hit"
             if cached is not None:
@@ -517,11 +453,11 @@ class Navigator:
                 previous = self._cache.peek(key) if caching else None
                 if previous is not None and previous.rows is not None:
                     with timings.phase("refresh"):
-                        rows = await tx.refresh_graph(corpus, previous.rows, scope, limits)
+                        rows = await tx.graph.refresh(corpus, previous.rows, scope, limits)
                     state = "miss" if rows is None else "refresh"
                 if rows is None:
                     with timings.phase("load"):
-                        arrays, rows = await tx.load_graph_rows(corpus, scope, limits)
+                        arrays, rows = await tx.graph.load(corpus, scope, limits)
                 if rows is not None:
                     before = previous if state == "refresh" else None
                     graph, nbytes, steps = await asyncio.to_thread(_built, rows, before, caching)
@@ -541,7 +477,9 @@ class Navigator:
             history: list[StoredOutcome] = []
             if corpus.adaptive:
                 with timings.phase("outcomes"):
-                    history = await tx.recent_outcomes(corpus.name, digest, DEFAULT_PARAMS.horizon)
+                    history = await tx.memory.recent_outcomes(
+                        corpus.name, digest, DEFAULT_PARAMS.horizon
+                    )
         return graph, revision, state, history
 
     # -- retrieve and search
@@ -562,10 +500,10 @@ class Navigator:
         corpus = await self.served_corpus(corpus_id)
         scope, digest = self.scope_for(principal, corpus, request.where, request.params)
         async with self._db.tenant(principal.tenant) as tx:
-            items = await tx.retrieve(corpus, request.query, request.k, scope)
-            revision = await tx.graph_revision(corpus.name)
+            items = await tx.graph.retrieve(corpus, request.query, request.k, scope)
+            revision = await tx.graph.revision(corpus.name)
             latency = (time.perf_counter() - started) * 1000
-            await tx.append_outbox(
+            await tx.audit.append(
                 self._audit(
                     caller,
                     corpus.name,
@@ -602,12 +540,12 @@ class Navigator:
         corpus = await self.served_corpus(corpus_id)
         scope, digest = self.scope_for(principal, corpus, None, {})
         async with self._db.tenant(principal.tenant) as tx:
-            revision = await tx.graph_revision(corpus.name)
-            rows = await tx.documents_page(corpus, after, limit + 1, scope)
+            revision = await tx.graph.revision(corpus.name)
+            rows = await tx.graph.documents_page(corpus, after, limit + 1, scope)
             more = len(rows) > limit
             rows = rows[:limit]
             described = f"documents limit={limit}" + ("" if after is None else f" after={after}")
-            await tx.append_outbox(
+            await tx.audit.append(
                 self._audit(
                     caller,
                     corpus.name,
