@@ -10,6 +10,12 @@ The run starts its own ingest, edge classifier, navigator and audit processes fr
 - persists: `--persist-rate` new documents a second, each a persist command to ingest's topic
   (keyed by tenant); its latency runs from the time it was scheduled to the moment its
   `document.persisted` event (written by ingest through its outbox) reaches the load generator;
+- edges: the classifier's edges for each of those documents, from the time its persist was
+  scheduled to the moment the audit event of the ingest transaction that committed the last of
+  them (`store:<edges>:persist`, written through the same outbox) reaches the load generator. An
+  edge belongs to the later-sent of its two documents (when the earlier one was classified the
+  later did not exist, so only the later one's event can have found it); a document the
+  classifier gave no edge is counted, not timed;
 - navigations: `--navigate-rate` a second, `POST /v1/corpora/<corpus>/navigate` with a
   development token and a query naming words of documents already sent; latency from the
   scheduled time to the full answer.
@@ -20,11 +26,18 @@ scheduled during it instead of as fewer requests (no coordinated omission). How 
 itself sent (its own scheduling lag) is reported too, so a generator starved of CPU is visible.
 
 Every 5 s it samples each service's resident memory (`VmRSS` of /proc/<pid>/status), the consumer
-lag of ingest, the classifier and audit (end offset − committed offset of their groups), and the
-machine's load. Errors: a send Kafka refused, a navigation answering other than 200 or not within
-30 s, a document whose `document.persisted` never came (within `--drain` seconds after the
-load), a dead letter counted by any service (`mnemo_dead_letters_total`), a documents table holding
-other than seed + sent rows, a service that exited or did not exit 0 on SIGTERM. There must be none.
+lag of ingest, the classifier and audit (end offset − committed offset of their groups), the
+classifier's events per batch and handler time per event (from its `mnemo_messages_total` and
+`mnemo_handler_duration_seconds`, which counts batches), and the machine's load. Each consumer's
+lag slope over the last half of the run (least squares, records per minute) says whether it
+keeps up: ≤ 0 when it does.
+
+Errors: a send Kafka refused, a navigation answering other than 200 or not within 30 s, a document
+whose `document.persisted` never came (within `--drain` seconds after the load; then, within
+`--drain` seconds more, the run waits for ingest and the classifier to commit everything and for
+every stored edge row to be seen committed), a dead letter counted by any service
+(`mnemo_dead_letters_total`), a documents table holding other than seed + sent rows, a service
+that exited or did not exit 0 on SIGTERM. There must be none.
 
 The baseline is the run's own first minute: each later minute's p95 against minute 1's, and each
 service's memory in the last minute against the first. Prints a table per minute and the ratios,
@@ -159,6 +172,11 @@ class Window:
     """Navigator phase → its milliseconds per answered request (the `Server-Timing` header)."""
     server: list[float] = field(default_factory=list)
     """Seconds the navigator accounted for per request (its phases summed)."""
+    edges_latency: list[float] = field(default_factory=list)
+    """Per document sent in the window that got edges: seconds from its scheduled send to the
+    commit (seen through the outbox) of the last of its edges."""
+    no_edges: int = 0
+    """Documents sent in the window the classifier gave no edge."""
     samples: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -175,6 +193,10 @@ class Run:
     """Every persist has been sent."""
     all_seen: asyncio.Event = field(default_factory=asyncio.Event)
     """Set once every persist sent has been seen persisted."""
+    edges_at: dict[str, float] = field(default_factory=dict)
+    """Document id → the loop time the last commit of one of its edges was seen."""
+    edge_rows_seen: int = 0
+    """Edge rows named by the edges store's audit events so far."""
     errors: Counter[str] = field(default_factory=Counter)
     first_errors: list[str] = field(default_factory=list)
 
@@ -316,6 +338,66 @@ async def watch_persisted(run: Run, bootstrap: str, topic: str, stop: asyncio.Ev
         await consumer.stop()
 
 
+def edge_owner(run: Run, row_id: str) -> str | None:
+    """The document an edge row (`<from>-<etype>-><to>`, as ingest's audit names it) belongs to:
+    the later-sent of its ends (None when neither was sent in the run). The documents' ids hold
+    no `-`."""
+    left, _, target = row_id.rpartition("->")
+    source = left.split("-", 1)[0]
+    ends = [end for end in (source, target) if end in run.scheduled]
+    return max(ends, key=run.scheduled.__getitem__) if ends else None
+
+
+async def watch_edges(
+    run: Run, bootstrap: str, topic: str, edges_store: str, stop: asyncio.Event
+) -> None:
+    """Marks, per document, when the audit event of each transaction that committed one of its
+    edges arrives (ingest writes it in the outbox with the rows, like `document.persisted`)."""
+    loop = asyncio.get_running_loop()
+    consumer = AIOKafkaConsumer(
+        topic,
+        bootstrap_servers=bootstrap,
+        group_id=None,
+        auto_offset_reset="earliest",
+        fetch_max_wait_ms=20,
+    )
+    await consumer.start()
+    try:
+        while not stop.is_set():
+            batches = await consumer.getmany(timeout_ms=100)
+            now = loop.time()
+            for records in batches.values():
+                for record in records:
+                    audited = json.loads(record.value or b"{}").get("data", {}).get("record", {})
+                    if audited.get("kind") != "persist" or audited.get("store") != edges_store:
+                        continue
+                    for row_id in audited.get("row_ids", ()):
+                        run.edge_rows_seen += 1
+                        if (document := edge_owner(run, row_id)) is not None:
+                            run.edges_at[document] = now
+    finally:
+        await consumer.stop()
+
+
+def lag_slope(samples: Sequence[dict[str, Any]], name: str, since: float) -> float | None:
+    """Least-squares slope of `name`'s lag over the samples from `since` seconds on, in records
+    per minute (None with fewer than two samples)."""
+    points = [
+        (float(s["t"]), float(s["lag"][name]))
+        for s in samples
+        if s["t"] >= since and name in s["lag"]
+    ]
+    if len(points) < 2:
+        return None
+    mean_t = sum(t for t, _ in points) / len(points)
+    mean_lag = sum(lag for _, lag in points) / len(points)
+    spread = sum((t - mean_t) ** 2 for t, _ in points)
+    if spread == 0:
+        return None
+    slope = sum((t - mean_t) * (lag - mean_lag) for t, lag in points) / spread
+    return round(60 * slope, 1)
+
+
 async def sample(run: Run, services: Services, stop: asyncio.Event) -> None:
     """Every SAMPLE_SECONDS: RSS per service, lag per consumer group, the machine's load."""
     loop = asyncio.get_running_loop()
@@ -342,8 +424,9 @@ async def sample(run: Run, services: Services, stop: asyncio.Event) -> None:
             await asyncio.wait_for(stop.wait(), every)
 
 
-async def handler_seconds(services: Services, name: str) -> tuple[float, float] | None:
-    """The service's `mnemo_handler_duration_seconds` sum and count (None if it did not answer)."""
+async def handler_seconds(services: Services, name: str) -> tuple[float, float, float] | None:
+    """The service's `mnemo_handler_duration_seconds` sum and count (handler calls: batches) and
+    its `mnemo_messages_total` (events) (None if it did not answer)."""
     try:
         async with httpx.AsyncClient(timeout=2) as http:
             text = (await http.get(f"{services.url(name)}/metrics")).text
@@ -352,6 +435,7 @@ async def handler_seconds(services: Services, name: str) -> tuple[float, float] 
     return (
         metric_total(text, "mnemo_handler_duration_seconds_sum"),
         metric_total(text, "mnemo_handler_duration_seconds_count"),
+        metric_total(text, "mnemo_messages_total"),
     )
 
 
@@ -369,6 +453,19 @@ async def seed(
             [(tenant, r["id"], r["title"], r["body"]) for r in rows],
         )
     await owner.execute(f"ANALYZE {store_table(docs)}")
+
+
+async def edges_drained(
+    run: Run, owner: asyncpg.Connection, tenant: uuid.UUID, table: str, services: Services
+) -> None:
+    """Returns once the classifier and ingest have committed every record sent them and every
+    edge row in the store has been seen committed (its audit event), polling twice a second."""
+    while True:
+        behind = await lag_by_group(services.bootstrap, services.groups)
+        caught_up = all(lag == 0 for group, lag in behind.items() if not group.endswith(".audit"))
+        if caught_up and run.edge_rows_seen >= await count_rows(owner, tenant, table):
+            return
+        await asyncio.sleep(0.5)
 
 
 async def count_rows(owner: asyncpg.Connection, tenant: uuid.UUID, table: str) -> int:
@@ -436,11 +533,13 @@ def window_report(
     for s in window.samples:
         for name, value in s["lag"].items():
             lags[name] = max(lags.get(name, 0), value)
-    handler_ms = {}
+    handler_ms, batch_size = {}, {}
     for name, now in last.get("handler", {}).items():
         then = before.get("handler", {}).get(name)
-        if now is not None and then is not None and now[1] > then[1]:
-            handler_ms[name] = round(1000 * (now[0] - then[0]) / (now[1] - then[1]), 1)
+        if now is not None and then is not None and now[1] > then[1] and now[2] > then[2]:
+            events = now[2] - then[2]
+            handler_ms[name] = round(1000 * (now[0] - then[0]) / events, 1)
+            batch_size[name] = round(events / (now[1] - then[1]), 1)
     return {
         "window": index + 1,
         "from_s": round(index * run.window_seconds, 1),
@@ -450,6 +549,7 @@ def window_report(
             "errors": window.persist_errors,
             **latency_summary(window.persist_latency),
         },
+        "edges": {**latency_summary(window.edges_latency), "documents_without": window.no_edges},
         "navigate": {
             "errors": window.navigate_errors,
             **latency_summary(window.navigate_latency),
@@ -468,7 +568,8 @@ def window_report(
             if value is not None
         },
         "cpu_percent": cpu,
-        "handler_ms_mean": handler_ms,
+        "handler_ms_per_event": handler_ms,
+        "events_per_batch": batch_size,
         "load1": round(sum(s["load1"] for s in window.samples) / max(1, len(window.samples)), 2),
     }
 
@@ -497,9 +598,10 @@ def table(windows: Sequence[dict[str, Any]], verdict: dict[str, Any], window: fl
     groups = (  # (title, width) of the column groups of the first header line
         ("", 19),
         ("persist ms", 31),
+        ("edges ms", 22),
         ("navigate ms", 33),
         ("lag max", 20),
-        ("cl", 6),
+        ("classifier", 13),
         ("RSS MB", 27),
         ("CPU %", 23),
         ("", 10),
@@ -508,29 +610,33 @@ def table(windows: Sequence[dict[str, Any]], verdict: dict[str, Any], window: fl
         " ".join(f"{title:^{width}}" if title else " " * width for title, width in groups).rstrip(),
         f"{'min' if window == 60 else 'win':>4} {'docs':>7} {'sent':>6}"
         f" {'p50':>7} {'p95':>7} {'p99':>7} {'max':>7}"
+        f" {'p50':>7} {'p95':>7} {'none':>6}"
         f" {'navs':>5} {'p50':>6} {'p95':>6} {'p99':>6} {'max':>6}"
-        f" {'in':>6} {'cl':>6} {'au':>6} {'ms/ev':>6}"
+        f" {'in':>6} {'cl':>6} {'au':>6} {'ms/ev':>6} {'ev/b':>6}"
         f" {'in':>6} {'cl':>6} {'nav':>6} {'au':>6} {'in':>5} {'cl':>5} {'nav':>5} {'au':>5}"
         f" {'err':>4} {'load':>5}",
     ]
     for w in windows:
-        p, n, lag = w["persist"], w["navigate"], w["lag_max"]
+        p, e, n, lag = w["persist"], w["edges"], w["navigate"], w["lag_max"]
         rss = " ".join(f"{w['rss_mb'].get(name, 0):>6.0f}" for name in names)
         cpu = " ".join(f"{w['cpu_percent'].get(name, 0):>5}" for name in names)
-        classifier_ms = w["handler_ms_mean"].get("edge-classifier", 0.0)
+        classifier_ms = w["handler_ms_per_event"].get("edge-classifier", 0.0)
+        batch = w["events_per_batch"].get("edge-classifier", 0.0)
         errors = p["errors"] + n["errors"]
         lines.append(
             f"{w['window']:>4} {w['documents_sent_by_end']:>7} {p['sent']:>6} {p['p50_ms']:>7.0f}"
-            f" {p['p95_ms']:>7.0f} {p['p99_ms']:>7.0f} {p['max_ms']:>7.0f} {n['n']:>5}"
+            f" {p['p95_ms']:>7.0f} {p['p99_ms']:>7.0f} {p['max_ms']:>7.0f}"
+            f" {e['p50_ms']:>7.0f} {e['p95_ms']:>7.0f} {e['documents_without']:>6} {n['n']:>5}"
             f" {n['p50_ms']:>6.0f} {n['p95_ms']:>6.0f} {n['p99_ms']:>6.0f} {n['max_ms']:>6.0f}"
             f" {lag.get('ingest', 0):>6} {lag.get('classifier', 0):>6} {lag.get('audit', 0):>6}"
-            f" {classifier_ms:>6.0f} {rss} {cpu} {errors:>4} {w['load1']:>5.1f}"
+            f" {classifier_ms:>6.1f} {batch:>6.1f} {rss} {cpu} {errors:>4} {w['load1']:>5.1f}"
         )
     lines += [
-        "persist: from the scheduled send to its document.persisted event; navigate: from the"
-        " scheduled request to the answer;",
-        "lag: records not committed yet by ingest (in), the classifier (cl), audit (au); cl ms/ev:"
-        " the classifier's mean handler time;",
+        "persist: from the scheduled send to its document.persisted event; edges: to the commit of"
+        " the last of its edges (none: documents given no edge);",
+        "navigate: from the scheduled request to the answer; lag: records not committed yet by"
+        " ingest (in), the classifier (cl), audit (au);",
+        "classifier: its mean handler time per event (ms/ev) and events per batch (ev/b);",
         "RSS (at the minute's end) and CPU (% of one core) of ingest, the classifier, the"
         " navigator, audit; load: 1-minute load average",
     ]
@@ -552,6 +658,11 @@ def table(windows: Sequence[dict[str, Any]], verdict: dict[str, Any], window: fl
         f"navigate p95 / {unit} 1: {fmt(r['navigate_p95_vs_first'])}",
         f"RSS last / first {unit}: "
         + ", ".join(f"{name} {v:.2f}" for name, v in r["rss_last_vs_first"].items()),
+        "lag slope over the last half, records/minute: "
+        + ", ".join(
+            f"{name} {'-' if v is None else f'{v:g}'}"
+            for name, v in verdict["lag_slope_per_minute_last_half"].items()
+        ),
         f"errors: {verdict['errors_total']} {json.dumps(verdict['errors'])}",
     ]
     return "\n".join(lines)
@@ -607,6 +718,9 @@ async def main(args: argparse.Namespace) -> int:
         windows = [Window() for _ in range(max(1, math.ceil(seconds / window_seconds - 1e-9)))]
         run = Run(loop.time() + 1.0, seconds, window_seconds, windows)
         watcher = asyncio.ensure_future(watch_persisted(run, bootstrap, services.persisted, stop))
+        edge_watcher = asyncio.ensure_future(
+            watch_edges(run, bootstrap, services.audit, edges, stop)
+        )
         sampler = asyncio.ensure_future(sample(run, services, stop))
         say(
             f"{args.minutes:g} min at {args.persist_rate:g} persists/s and"
@@ -631,10 +745,13 @@ async def main(args: argparse.Namespace) -> int:
                 run.all_seen.set()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(run.all_seen.wait(), args.drain)
+                await asyncio.wait_for(
+                    edges_drained(run, owner, tenant, store_table(edges), services), args.drain
+                )
             drained_after = loop.time() - run.start - seconds
         finally:
             stop.set()
-            await asyncio.gather(watcher, sampler)
+            await asyncio.gather(watcher, edge_watcher, sampler)
             await producer.stop()
 
         for document in set(run.scheduled) - run.seen:
@@ -671,6 +788,12 @@ async def main(args: argparse.Namespace) -> int:
         )
         await owner.close()
 
+    for document, at in run.scheduled.items():
+        window = run.window(at)
+        if document in run.edges_at:
+            window.edges_latency.append(run.edges_at[document] - at)
+        else:
+            window.no_edges += 1
     sent = args.seed_documents
     reports, before = [], None
     for index, window in enumerate(run.windows):
@@ -682,6 +805,10 @@ async def main(args: argparse.Namespace) -> int:
         "errors": dict(run.errors),
         "first_errors": run.first_errors,
         "ratios": ratios(reports),
+        "lag_slope_per_minute_last_half": {
+            name: lag_slope([s for w in run.windows for s in w.samples], name, seconds / 2)
+            for name in ("classifier", "ingest", "audit")
+        },
     }
     output = table(reports, verdict, window_seconds)
     print(output)
@@ -707,6 +834,8 @@ async def main(args: argparse.Namespace) -> int:
             "navigations": sum(len(w.navigate_latency) for w in run.windows),
             "documents_stored": stored,
             "edge_rows": edge_rows,
+            "edge_rows_seen_committed": run.edge_rows_seen,
+            "documents_with_edges": len(run.edges_at),
             "drained_after_s": round(drained_after, 1),
             "dead_letters": dead_letters,
             "shutdown_codes": codes,

@@ -70,7 +70,14 @@ def test_a_short_run_measures_every_window_without_errors(tmp_path: Path) -> Non
         assert 0 < window["navigate"]["p50_ms"] <= window["navigate"]["p95_ms"]
         assert set(window["rss_mb"]) == {"ingest", "edge-classifier", "navigator", "audit"}
         assert set(window["lag_max"]) == {"ingest", "classifier", "audit"}
+        # Every document sent is timed to its edges' commit, or counted as given none.
+        assert window["edges"]["n"] + window["edges"]["documents_without"] == 30
+        assert window["edges"]["n"] > 0
+    # Every edge row stored was seen committed (its audit event) before the run ended.
+    assert totals["edge_rows_seen_committed"] == totals["edge_rows"] > 0
+    assert set(result["lag_slope_per_minute_last_half"]) == {"classifier", "ingest", "audit"}
     ratios = result["ratios"]
     assert ratios["persist_p95_vs_first"][0] == 1.0
     assert set(ratios["rss_last_vs_first"]) == {"ingest", "edge-classifier", "navigator", "audit"}
     assert "persist p95 / window 1" in done.stdout
+    assert "lag slope over the last half" in done.stdout
