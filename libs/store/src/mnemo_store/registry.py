@@ -32,9 +32,11 @@ from mnemo_store.errors import (
     CorpusStatusError,
     DuplicateTenantError,
     InvalidTenantNameError,
+    StoreError,
     UnknownCorpusError,
 )
 from mnemo_store.shown_text import shown_text
+from mnemo_store.store_corpus import StoreCorpus
 
 TENANT_NAME_PATTERN: Final = "[a-z0-9][a-z0-9_-]{0,62}"
 TENANT_NAME_RULE: Final = (
@@ -175,6 +177,28 @@ async def read_corpus(
         f"SELECT {_CORPUS_COLUMNS} FROM mnemo.corpora WHERE corpus_id = $1", corpus_id
     )
     return None if row is None else _corpus_row(row)
+
+
+@dataclass(frozen=True, slots=True)
+class StoreCorpora:
+    """The registry's store corpora as a service reads them: each one this version can read, by
+    id, and the status of every registered store corpus (readable or not)."""
+
+    corpora: Mapping[str, StoreCorpus]
+    statuses: Mapping[str, str]
+
+
+async def read_store_corpora(connection: asyncpg.Connection | asyncpg.Pool) -> StoreCorpora:
+    """The store corpora of the registry (`kind = 'store_graph'`). A definition this version
+    cannot read is not a corpus it serves: it is left out of `corpora`, its status kept."""
+    rows = await list_corpora(connection, kind="store_graph")
+    corpora: dict[str, StoreCorpus] = {}
+    for row in rows:
+        try:
+            corpora[row.corpus_id] = StoreCorpus.from_definition(row.definition)
+        except (StoreError, ValueError, KeyError, TypeError):
+            continue
+    return StoreCorpora(corpora, {row.corpus_id: row.status for row in rows})
 
 
 def _corpus_row(row: asyncpg.Record) -> CorpusRow:

@@ -1,5 +1,6 @@
-"""Postgres adapters of the use case's ports: the corpus registry and the candidate sources, all
-read as the read-only role `mnemo_classifier` under the tenant's row-level security.
+"""Postgres and Kafka adapters of the use case's ports (`mnemo_edge_classifier.use_cases`): the
+corpus registry and the candidate sources, all read as the read-only role `mnemo_classifier` under
+the tenant's row-level security, and the edges' publisher (the persist topic ingest consumes).
 
 Two candidate sources answer the same question. `StoreCandidates` asks Postgres for each event
 (`TenantTransaction.neighbourhood`: it reads every row of the tenant's scope, so its cost grows
@@ -14,23 +15,24 @@ its changes (document ids not unique, no integer edge key), is read from Postgre
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import asyncpg
+from mnemo_events import Envelope, PersistRow
+from mnemo_events.broker import publish
 from mnemo_mdn.edge_classification import CandidateQuery, ClassifierOptions, TextDocument
 from mnemo_mdn.lexical_index import ScopeIndex
 from mnemo_store import Scope, Store, StoreCorpus
 from mnemo_store.candidates import CandidateDocument
-from mnemo_store.errors import StoreError
 from mnemo_store.loading import LoadLimits
 from mnemo_store.refresh import ChangeMark, edge_key_column
-from mnemo_store.registry import store_corpora_fingerprint
+from mnemo_store.registry import read_store_corpora, store_corpora_fingerprint
 from mnemo_store.unit_of_work import TenantTransaction
 
 from mnemo_edge_classifier.errors import CorpusGoneError
@@ -38,7 +40,8 @@ from mnemo_edge_classifier.use_cases import Neighbourhood
 
 
 class RegistryCorpora:
-    """Store corpora from `mnemo.corpora` and their statuses, cached; a miss re-reads them when the
+    """Store corpora from the registry (`mnemo_store.registry.read_store_corpora`) and their
+    statuses, cached; a miss re-reads them when the
     registry changed (so a corpus applied a moment ago is never taken for an unknown one).
 
     A status is read fresh enough to follow `mnemo corpus publish` and `deprecate`: one that is
@@ -71,26 +74,29 @@ class RegistryCorpora:
         self._checked = time.monotonic()
         if fingerprint == self._fingerprint:
             return
-        rows = await self._pool.fetch(
-            "SELECT corpus_id, status, definition::text AS definition FROM mnemo.corpora"
-            " WHERE kind = 'store_graph'"
-        )
-        corpora = {}
-        for row in rows:
-            try:
-                corpora[row["corpus_id"]] = StoreCorpus.from_definition(
-                    json.loads(row["definition"])
-                )
-            except (StoreError, ValueError, KeyError, TypeError):
-                continue  # a definition this version cannot read is not a corpus it serves
-        self._corpora = corpora
-        self._statuses = {row["corpus_id"]: row["status"] for row in rows}
+        registry = await read_store_corpora(self._pool)
+        self._corpora = dict(registry.corpora)
+        self._statuses = dict(registry.statuses)
         self._fingerprint = fingerprint
 
     def forget(self, corpus_id: str) -> None:
         """Drop a corpus found stale; the next lookup reads the registry again."""
         self._corpora.pop(corpus_id, None)
         self._fingerprint = None
+
+
+class KafkaEdgePublisher:
+    """Persist commands to `topic` (ingest's `mnemo.persist.v1`), keyed by tenant, each in a
+    producer span of the caller's trace context."""
+
+    def __init__(self, broker: Any, topic: str) -> None:
+        # `broker` is the kit's (`Composition.broker`, a FastStream KafkaBroker, typed Any there):
+        # FastStream is a dependency of mnemo_events, not of this service.
+        self._broker = broker
+        self._topic = topic
+
+    async def publish(self, command: Envelope[PersistRow]) -> None:
+        await publish(self._broker, self._topic, command)  # type: ignore[arg-type]  # Envelope is covariant in use
 
 
 class StoreCandidates:

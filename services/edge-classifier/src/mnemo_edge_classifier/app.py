@@ -7,14 +7,18 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from mnemo_events import TOPICS, DocumentPersisted, Envelope, PersistRow
-from mnemo_events.broker import publish
+from mnemo_events import TOPICS, DocumentPersisted
 from mnemo_mdn.edge_classification import ClassifierOptions
 from mnemo_service import Composition
 from mnemo_store import Store
 from mnemo_telemetry.service import ServiceRuntime
 
-from mnemo_edge_classifier.adapters import IndexedCandidates, RegistryCorpora, StoreCandidates
+from mnemo_edge_classifier.adapters import (
+    IndexedCandidates,
+    KafkaEdgePublisher,
+    RegistryCorpora,
+    StoreCandidates,
+)
 from mnemo_edge_classifier.llm_classifier import ChatClassifier, ChatSettings
 from mnemo_edge_classifier.settings import Settings
 from mnemo_edge_classifier.subscribers import documents_handler
@@ -32,9 +36,6 @@ SERVICE = "edge-classifier"
 def create_app(settings: Settings | None = None) -> ServiceRuntime:
     settings = settings or Settings()
     kit = Composition(SERVICE, settings, client_id=settings.group)
-
-    async def send(command: Envelope[PersistRow]) -> None:
-        await publish(kit.broker, settings.persist_topic, command)  # type: ignore[arg-type]  # Envelope is covariant in use
 
     @asynccontextmanager
     async def lifespan(kit: Composition) -> AsyncIterator[None]:
@@ -69,7 +70,9 @@ def create_app(settings: Settings | None = None) -> ServiceRuntime:
             topic=settings.topic,
             group=settings.group,
             data_model=DocumentPersisted,
-            handler=documents_handler(use_case, send),
+            handler=documents_handler(
+                use_case, KafkaEdgePublisher(kit.broker, settings.persist_topic)
+            ),
             batch=True,
         )
         try:

@@ -21,7 +21,7 @@ from opentelemetry import context as otel_context
 from prometheus_client import Counter
 
 from mnemo_edge_classifier.errors import CorpusNotPublishedError, DocumentRefusedError
-from mnemo_edge_classifier.use_cases import ClassifyDocument
+from mnemo_edge_classifier.use_cases import ClassifyDocument, EdgePublisher
 
 log = structlog.get_logger("mnemo_edge_classifier")
 
@@ -37,11 +37,9 @@ REFUSED_DECISIONS = Counter(
     "mnemo_classifier_decisions_refused_total", "classifier decisions refused before persist"
 )
 
-Publish = Callable[[Envelope[PersistRow]], Awaitable[None]]
-
 
 def documents_handler(
-    use_case: ClassifyDocument, publish: Publish
+    use_case: ClassifyDocument, publisher: EdgePublisher
 ) -> Callable[[Sequence[Received[DocumentPersisted]]], Awaitable[Sequence[Rejection]]]:
     """A batch of events classified together, a tenant at a time (the candidate source checks each
     tenant's freshness once for the batch), then every edge of the batch published together; the
@@ -66,7 +64,7 @@ def documents_handler(
         async def send(made_in: otel_context.Context, command: Envelope[PersistRow]) -> None:
             token = otel_context.attach(made_in)
             try:
-                await publish(command)
+                await publisher.publish(command)
             finally:
                 otel_context.detach(token)
 

@@ -7,6 +7,13 @@ scopes the search to the document's end-client (the corpus's scope columns,
 source for its candidates and the rarity of its keys, asks the classifier for edges, checks every
 decision against the candidates and the catalog, and returns one persist command per edge with a
 deterministic event id (a redelivered event yields the same ids, which ingest deduplicates).
+
+The ports it owns: `CorpusDirectory` (the registry's published store corpora), `CandidateSource`
+(a document's candidates and key frequencies), `EdgeClassifier` and `EdgePublisher` (the edges'
+persist commands, sent to ingest by the subscriber, `mnemo_edge_classifier.subscribers`). Their
+Postgres and Kafka adapters are in `mnemo_edge_classifier.adapters`, their in-memory ones in
+`mnemo_edge_classifier.fakes`; one contract suite
+(`tests/integration/edge_classifier/test_ports_contract.py`) runs over both.
 """
 
 from __future__ import annotations
@@ -82,6 +89,13 @@ class CandidateSource(Protocol):
     ) -> Neighbourhood:
         """The frequencies of `keys`, and the documents `query` finds (its names only when rare,
         by those frequencies): the candidates `mnemo_mdn.lexical_index` would find in process."""
+        ...
+
+
+class EdgePublisher(Protocol):
+    async def publish(self, command: Envelope[PersistRow]) -> None:
+        """Send one edge's persist command to ingest; returns once the broker has it (raises when
+        it could not: the batch is then retried, its offsets not committed)."""
         ...
 
 
