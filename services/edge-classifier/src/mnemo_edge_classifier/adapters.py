@@ -36,7 +36,7 @@ from mnemo_store.registry import read_store_corpora, store_corpora_fingerprint
 from mnemo_store.unit_of_work import TenantTransaction
 
 from mnemo_edge_classifier.errors import CorpusGoneError
-from mnemo_edge_classifier.use_cases import Neighbourhood
+from mnemo_edge_classifier.use_cases import CandidateSource, Neighbourhood
 
 
 class RegistryCorpora:
@@ -163,7 +163,7 @@ class IndexedCandidates:
     def __init__(
         self,
         store: Store,
-        fallback: StoreCandidates,
+        fallback: CandidateSource,
         limit: int,
         options: ClassifierOptions,
         max_bytes: int,
