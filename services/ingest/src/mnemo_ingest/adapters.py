@@ -1,4 +1,6 @@
-"""The ingest service's adapters: `PostgresDirectory`, the registry as ingest needs it, and
+"""The ingest service's adapters of its ports (`mnemo_ingest.ports`): `PostgresIngestStore`, a
+tenant's unit of work over `mnemo_store` (inbox, rows, pending edges and outbox, delegating to
+`mnemo_store.ingest_writes`); `PostgresDirectory`, the registry as ingest needs it; and
 `KafkaDeadLetters`, where edges that can never be applied go.
 
 The directory: which tenants exist, and for each store name its declaration and the corpora that
@@ -12,20 +14,110 @@ store corpora, re-read in full only when that fingerprint has changed."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from datetime import datetime
+from typing import Any
 
 import asyncpg
 from faststream.kafka import KafkaBroker
+from mnemo_axon.ir import StoreDecl
 from mnemo_events import PERSIST, PersistRow, new_envelope
 from mnemo_events.dead_letters import DeadLetter, Delivery, publish_dead_letter
-from mnemo_store import StoreCorpus
+from mnemo_store import OutboxEvent, Store, StoreCorpus, TenantTransaction, ingest_writes
 from mnemo_store.errors import StoreError
 from mnemo_store.ingest_writes import PendingEdge
 from mnemo_store.registry import list_corpora, store_corpora_fingerprint
 
-from mnemo_ingest.use_cases import PRODUCER, Role, StoreUse
+from mnemo_ingest.ports import IngestTransaction, StoreUse, store_uses
+from mnemo_ingest.use_cases import PRODUCER
 
 _TENANT_EXISTS = "SELECT EXISTS (SELECT 1 FROM mnemo.tenants WHERE tenant_id = $1)"
+
+
+class PostgresIngestStore:
+    """`IngestStore` over `mnemo_store`: a tenant's unit of work is one `Store.tenant`
+    transaction (the tenant's row-level security applies to every query)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    @asynccontextmanager
+    async def tenant(self, tenant: uuid.UUID) -> AsyncIterator[IngestTransaction]:
+        async with self._store.tenant(tenant) as tx:
+            yield _PostgresTransaction(tx)
+
+
+class _PostgresTransaction:
+    def __init__(self, tx: TenantTransaction) -> None:
+        self.tenant = tx.tenant_id
+        self.inbox = PostgresInbox(tx)
+        self.rows = PostgresRows(tx)
+        self.pending = PostgresPendingEdges(tx)
+        self.outbox = PostgresOutbox(tx)
+
+
+class PostgresInbox:
+    def __init__(self, tx: TenantTransaction) -> None:
+        self._tx = tx
+
+    async def claim(
+        self, consumer: str, digests: Mapping[uuid.UUID, str]
+    ) -> tuple[set[uuid.UUID], set[uuid.UUID]]:
+        return await ingest_writes.claim_events_with_payloads(self._tx, consumer, digests)
+
+
+class PostgresRows:
+    def __init__(self, tx: TenantTransaction) -> None:
+        self._tx = tx
+
+    async def take_revisions(self, corpus_ids: Iterable[str]) -> None:
+        await self._tx.take_revisions(corpus_ids)
+
+    async def insert(self, store: StoreDecl, rows: Sequence[Mapping[str, Any]]) -> int:
+        return await self._tx.insert_rows(store, rows)
+
+    async def existing_documents(
+        self,
+        documents: StoreDecl,
+        id_column: str,
+        ids: Sequence[str],
+        scope_columns: Sequence[str],
+    ) -> dict[str, dict[str, Any]]:
+        return await ingest_writes.existing_documents(
+            self._tx, documents, id_column, ids, scope_columns
+        )
+
+
+class PostgresPendingEdges:
+    def __init__(self, tx: TenantTransaction) -> None:
+        self._tx = tx
+
+    async def hold(
+        self,
+        event_id: uuid.UUID,
+        store: str,
+        values: Mapping[str, Any],
+        missing: Sequence[str],
+        received_at: datetime | None = None,
+    ) -> bool:
+        return await ingest_writes.hold_edge(
+            self._tx, event_id, store, values, missing, received_at
+        )
+
+    async def take_for(self, document_ids: Sequence[str]) -> list[PendingEdge]:
+        return await ingest_writes.take_pending_edges_for(self._tx, document_ids)
+
+    async def take_expired(self, received_before: datetime, limit: int = 500) -> list[PendingEdge]:
+        return await ingest_writes.take_expired_pending_edges(self._tx, received_before, limit)
+
+
+class PostgresOutbox:
+    def __init__(self, tx: TenantTransaction) -> None:
+        self._tx = tx
+
+    async def append(self, events: Sequence[OutboxEvent]) -> None:
+        await ingest_writes.append_outbox_events(self._tx, events)
 
 
 class PostgresDirectory:
@@ -57,20 +149,13 @@ class PostgresDirectory:
         return self._stores.get(name)
 
     async def reload_stores(self) -> None:
-        rows = await list_corpora(self._pool, kind="store_graph")
-        uses: dict[str, list[tuple[StoreCorpus, Role]]] = {}
-        decls = {}
-        for row in rows:
+        corpora: list[StoreCorpus] = []
+        for row in await list_corpora(self._pool, kind="store_graph"):
             try:
-                corpus = StoreCorpus.from_definition(row.definition)
+                corpora.append(StoreCorpus.from_definition(row.definition))
             except (StoreError, ValueError, KeyError, TypeError):
                 continue
-            for store, role in ((corpus.documents, "documents"), (corpus.relations, "relations")):
-                decls[store.name] = store
-                uses.setdefault(store.name, []).append((corpus, role))  # type: ignore[arg-type]
-        self._stores = {
-            name: StoreUse(decls[name], tuple(corpora)) for name, corpora in uses.items()
-        }
+        self._stores = store_uses(corpora)
 
 
 class KafkaDeadLetters:

@@ -16,7 +16,7 @@ from mnemo_service import Background, Composition
 from mnemo_store import Store
 from mnemo_telemetry.service import ServiceRuntime
 
-from mnemo_ingest.adapters import KafkaDeadLetters, PostgresDirectory
+from mnemo_ingest.adapters import KafkaDeadLetters, PostgresDirectory, PostgresIngestStore
 from mnemo_ingest.settings import Settings
 from mnemo_ingest.subscribers import persist_handler
 from mnemo_ingest.use_cases import Ingest
@@ -38,7 +38,7 @@ def create_app(settings: Settings | None = None) -> ServiceRuntime:
         await kit.ensure_topics(*written, settings.topic)
         pool = await kit.pool(settings.database_url, min_size=2, max_size=settings.pool_size)
         ingest = Ingest(
-            Store(pool),
+            PostgresIngestStore(Store(pool)),
             PostgresDirectory(pool),
             KafkaDeadLetters(kit.broker, settings.group, settings.topic),
             consumer=INBOX_CONSUMER,

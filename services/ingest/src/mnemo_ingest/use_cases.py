@@ -13,6 +13,9 @@ not hide the second (each is judged on its own), and a message whose event id wa
 with another payload (earlier in the batch, or processed before: the inbox keeps the payload's
 digest) is refused as "duplicate event id with a different payload". Only a true repeat (same id,
 same store and values) is skipped quietly.
+
+The use case reaches storage only through the ports of `mnemo_ingest.ports` (Postgres adapters in
+`adapters.py`, in-memory ones in `fakes.py`).
 """
 
 from __future__ import annotations
@@ -24,9 +27,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal, Protocol
+from typing import Any
 
-from mnemo_axon.ir import StoreDecl
 from mnemo_events import (
     AUDIT,
     DOCUMENT_PERSISTED,
@@ -36,24 +38,37 @@ from mnemo_events import (
     envelope_json,
     new_envelope,
 )
-from mnemo_store import OutboxEvent, Store, StoreCorpus, TenantTransaction
-from mnemo_store.ingest_writes import (
-    PendingEdge,
-    append_outbox_events,
-    claim_events_with_payloads,
-    existing_documents,
-    hold_edge,
-    take_expired_pending_edges,
-    take_pending_edges_for,
-)
+from mnemo_store import OutboxEvent, StoreCorpus
+from mnemo_store.ingest_writes import PendingEdge
 from mnemo_telemetry.metrics import ROWS_PERSISTED
 
 from mnemo_ingest.errors import InvalidRow
+from mnemo_ingest.ports import (
+    DeadLetters,
+    Directory,
+    IngestStore,
+    IngestTransaction,
+    Role,
+    StoreUse,
+)
 from mnemo_ingest.rows import check_edge, coerce_row, key_text
+
+__all__ = [
+    "DIFFERENT_PAYLOAD",
+    "PRODUCER",
+    "Command",
+    "DeadLetters",
+    "Directory",
+    "Ingest",
+    "Refusal",
+    "Role",
+    "StoreUse",
+    "payload_digest",
+    "persisted_event",
+]
 
 PRODUCER = "mnemo.ingest"
 DIFFERENT_PAYLOAD = "duplicate event id with a different payload"
-Role = Literal["documents", "relations"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,34 +93,6 @@ class Refusal:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class StoreUse:
-    """A store and the corpora that read it, each with the role the store plays there."""
-
-    store: StoreDecl
-    corpora: tuple[tuple[StoreCorpus, Role], ...] = ()
-
-    def role(self, role: Role) -> StoreCorpus | None:
-        return next((c for c, r in self.corpora if r == role), None)
-
-
-class Directory(Protocol):
-    """What ingest knows of tenants and declared stores (the registry, cached)."""
-
-    async def tenant_exists(self, tenant: uuid.UUID) -> bool: ...
-
-    async def store(self, name: str) -> StoreUse | None: ...
-
-    async def tenants(self) -> Sequence[uuid.UUID]: ...
-
-
-class DeadLetters(Protocol):
-    """Where a parked edge goes when it can never be applied (its hold time passed, or its
-    documents turned out to be in another scope)."""
-
-    async def dead_letter_edge(self, tenant: uuid.UUID, edge: PendingEdge, reason: str) -> None: ...
-
-
 @dataclass
 class _Prepared:
     command: Command
@@ -119,7 +106,7 @@ class _Prepared:
 class Ingest:
     def __init__(
         self,
-        store: Store,
+        store: IngestStore,
         directory: Directory,
         dead_letters: DeadLetters,
         *,
@@ -207,7 +194,7 @@ class Ingest:
             return refusals
         late: list[tuple[PendingEdge, str]] = []
         async with self._store.tenant(tenant) as tx:
-            fresh, different = await claim_events_with_payloads(tx, self._consumer, digests)
+            fresh, different = await tx.inbox.claim(self._consumer, digests)
             refusals.extend(
                 Refusal(
                     c.ref,
@@ -221,7 +208,7 @@ class Ingest:
             claimed = [p for p in prepared if p.command.event_id in fresh]
             if not claimed:
                 return refusals
-            await tx.take_revisions(c.name for p in claimed for c, _ in p.use.corpora)
+            await tx.rows.take_revisions(c.name for p in claimed for c, _ in p.use.corpora)
             plain = [p for p in claimed if p.use.role("relations") is None]
             edges = [p for p in claimed if p.use.role("relations") is not None]
             written: dict[str, list[_Prepared]] = defaultdict(list)
@@ -239,7 +226,7 @@ class Ingest:
         return refusals
 
     async def _place_edges(
-        self, tx: TenantTransaction, edges: Sequence[_Prepared]
+        self, tx: IngestTransaction, edges: Sequence[_Prepared]
     ) -> tuple[list[_Prepared], list[Refusal]]:
         """Edges whose endpoints exist in scope (to insert now); others are parked or refused."""
         ready: list[_Prepared] = []
@@ -249,7 +236,7 @@ class Ingest:
             ids = [
                 key_text(p.row[c]) for p in group for c in (corpus.from_column, corpus.to_column)
             ]
-            found = await existing_documents(tx, corpus.documents, corpus.id_column, ids, scope)
+            found = await tx.rows.existing_documents(corpus.documents, corpus.id_column, ids, scope)
             for item in group:
                 verdict = _endpoints(item.row, corpus, scope, found)
                 if verdict is None:
@@ -265,8 +252,7 @@ class Ingest:
                         for repeat in item.repeats
                     )
                 else:
-                    await hold_edge(
-                        tx,
+                    await tx.pending.hold(
                         item.command.event_id,
                         item.use.store.name,
                         _json_values(item.command.values),
@@ -276,7 +262,7 @@ class Ingest:
 
     async def _apply_pending(
         self,
-        tx: TenantTransaction,
+        tx: IngestTransaction,
         new_documents: dict[str, list[str]],
         written: dict[str, list[_Prepared]],
     ) -> list[tuple[PendingEdge, str]]:
@@ -284,7 +270,7 @@ class Ingest:
         ids = sorted({i for group in new_documents.values() for i in group})
         if not ids:
             return []
-        waiting = await take_pending_edges_for(tx, ids)
+        waiting = await tx.pending.take_for(ids)
         late: list[tuple[PendingEdge, str]] = []
         apply: list[_Prepared] = []
         for edge in waiting:
@@ -300,24 +286,24 @@ class Ingest:
                 continue
             scope = corpus.scope_columns
             ends = [key_text(row[corpus.from_column]), key_text(row[corpus.to_column])]
-            found = await existing_documents(tx, corpus.documents, corpus.id_column, ends, scope)
+            found = await tx.rows.existing_documents(
+                corpus.documents, corpus.id_column, ends, scope
+            )
             verdict = _endpoints(row, corpus, scope, found)
             if verdict is None:
-                command = Command(
-                    None, edge.event_id, tx.tenant_id, edge.store, edge.values, PRODUCER
-                )
+                command = Command(None, edge.event_id, tx.tenant, edge.store, edge.values, PRODUCER)
                 apply.append(_Prepared(command, use, row))
             elif isinstance(verdict, str):
                 late.append((edge, verdict))
             else:
-                await hold_edge(
-                    tx, edge.event_id, edge.store, edge.values, verdict, edge.received_at
+                await tx.pending.hold(
+                    edge.event_id, edge.store, edge.values, verdict, edge.received_at
                 )
         await _insert(tx, apply, written)
         return late
 
     async def _announce(
-        self, tx: TenantTransaction, tenant: uuid.UUID, written: dict[str, list[_Prepared]]
+        self, tx: IngestTransaction, tenant: uuid.UUID, written: dict[str, list[_Prepared]]
     ) -> None:
         events: list[OutboxEvent] = []
         for store_name, items in written.items():
@@ -379,7 +365,7 @@ class Ingest:
                 trace=contexts[0] if contexts else None,
             )
             events.append(_outbox(self._audit_topic, tenant, audit))
-        await append_outbox_events(tx, events)
+        await tx.outbox.append(events)
 
     async def sweep_expired(self, hold: timedelta) -> int:
         """Dead-letter the parked edges older than `hold`, every tenant; returns how many."""
@@ -387,7 +373,7 @@ class Ingest:
         cutoff = datetime.now(UTC) - hold
         for tenant in await self._directory.tenants():
             async with self._store.tenant(tenant) as tx:
-                expired = await take_expired_pending_edges(tx, cutoff)
+                expired = await tx.pending.take_expired(cutoff)
                 for edge in expired:
                     await self._dead_letters.dead_letter_edge(
                         tenant,
@@ -432,13 +418,13 @@ def _endpoints(
 
 
 async def _insert(
-    tx: TenantTransaction, items: Sequence[_Prepared], written: dict[str, list[_Prepared]]
+    tx: IngestTransaction, items: Sequence[_Prepared], written: dict[str, list[_Prepared]]
 ) -> None:
     groups: dict[tuple[str, tuple[str, ...]], list[_Prepared]] = defaultdict(list)
     for item in items:
         groups[(item.use.store.name, tuple(item.row))].append(item)
     for (store_name, _), group in groups.items():
-        await tx.insert_rows(group[0].use.store, [item.row for item in group])
+        await tx.rows.insert(group[0].use.store, [item.row for item in group])
         written[store_name].extend(group)
 
 
