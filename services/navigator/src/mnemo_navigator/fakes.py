@@ -1,0 +1,614 @@
+"""In-memory adapters of the navigator's ports (`mnemo_navigator.ports`), for use-case tests.
+
+They keep what the use cases rely on, checked against the Postgres adapters by one contract suite
+(tests/integration/navigator/test_ports_contract.py):
+
+- every tenant's rows, memory, outbox and inbox are its own (row-level security's promise);
+- a scope is the real one: it is rendered by `mnemo_store.scope.render_scope` first (so a filter
+  the store refuses is refused here too), then evaluated row by row; a filter naming a column the
+  relations store lacks scopes the edges by their two ends, as in Postgres;
+- every write statement moves the revision of the corpora reading the store by one, a deletion
+  also moves their reset mark (a cached graph cannot be refreshed across it);
+- a write unit of work runs alone (one lock: Postgres's revision row lock) on a copy of the
+  tenant's state that replaces it only when the block ends without an error; a read-only one
+  reads a copy taken when it began (one snapshot);
+- a reinforcement sums the deltas per edge and clamps the weight to [0.001, 1.0].
+
+Ranking differs: `retrieve` scores a document by the share of the query's distinct terms it holds
+(`n / (n + 1)`), not Postgres's `ts_rank_cd`; the order rule (best first, then id) is the same.
+Graphs are built with the store's own merge (`mnemo_store.refresh.merge`) from nothing, so they are
+the same `GraphRows` a Postgres load gives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import math
+import re
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+
+from mnemo_axon.column_types import AxonType
+from mnemo_axon.column_values import value_from_boolean, value_from_number, value_from_text
+from mnemo_axon.ir import Deployment, StoreDecl
+from mnemo_axon.where import (
+    BooleanValue,
+    Condition,
+    Filter,
+    NullValue,
+    NumberValue,
+    Operator,
+    StringValue,
+    TimeUnit,
+    TimeValue,
+    bind_filter,
+    parse_filter,
+)
+from mnemo_mdn.relations import TYPE_CODE
+from mnemo_mdn.tokenization import token_list
+from mnemo_store import EdgeDelta, GraphArrays, LoadLimits, OutboxEvent, Scope, StoreCorpus
+from mnemo_store.errors import RowLimitExceededError, TenantTransactionClosedError
+from mnemo_store.outcomes import StoredOutcome
+from mnemo_store.refresh import ChangedDocument, ChangedEdges, GraphRows, merge
+from mnemo_store.reinforcement import MAX_WEIGHT, MIN_WEIGHT, batch
+from mnemo_store.retrieval import MAX_QUERY_TERMS, FoundDocument
+from mnemo_store.scope import render_scope
+
+from mnemo_navigator.ports import CorpusEntry
+
+Row = dict[str, object]
+
+# An approximation of Postgres's calendar intervals, enough for `now() - interval '1 day'`.
+_UNIT = {
+    TimeUnit.SECOND: timedelta(seconds=1),
+    TimeUnit.MINUTE: timedelta(minutes=1),
+    TimeUnit.HOUR: timedelta(hours=1),
+    TimeUnit.DAY: timedelta(days=1),
+    TimeUnit.WEEK: timedelta(weeks=1),
+    TimeUnit.MONTH: timedelta(days=30),
+    TimeUnit.YEAR: timedelta(days=365),
+}
+
+
+# ---------------------------------------------------------------------------------------- state
+
+
+@dataclass(slots=True)
+class _Outcome:
+    corpus_id: str
+    scope_digest: str
+    sequence: int
+    query: str
+    path: tuple[str, ...]
+    traversed: tuple[Mapping[str, object], ...]
+    score: float
+
+
+@dataclass(slots=True)
+class _TenantState:
+    rows: dict[str, list[Row]] = field(default_factory=dict)  # store name -> rows (with a key)
+    revisions: dict[str, tuple[int, int]] = field(default_factory=dict)  # corpus -> (rev, reset)
+    outcomes: list[_Outcome] = field(default_factory=list)
+    outbox: list[OutboxEvent] = field(default_factory=list)
+    inbox: set[tuple[str, uuid.UUID]] = field(default_factory=set)
+    next_key: int = 1
+
+    def wrote(self, store: str, corpora: Sequence[str], *, reset: bool = False) -> None:
+        """One statement on `store`: every corpus reading it moves (a reset too, if `reset`)."""
+        for corpus in corpora:
+            revision, reset_revision = self.revisions.get(corpus, (0, 0))
+            self.revisions[corpus] = (revision + 1, revision + 1 if reset else reset_revision)
+
+
+_KEY = "\x00key"  # each row's hidden integer key (the Postgres adapter's axon_row_id)
+
+
+class InMemoryStore:
+    """Every tenant's store rows, memory, outbox and inbox; `tenant()` is `Transactions`.
+
+    Tests write rows with `write` (an insert statement) and `delete`, and read what the use
+    cases wrote with `outbox`, `outcomes` and `rows`.
+    """
+
+    def __init__(self) -> None:
+        self._tenants: dict[uuid.UUID, _TenantState] = {}
+        self._readers: dict[str, set[str]] = {}  # store name -> corpora reading it
+        self._writing = asyncio.Lock()
+
+    def register(self, corpus: StoreCorpus) -> None:
+        """Let writes to `corpus`'s stores move its revision (the trigger `apply` installs)."""
+        for store in (corpus.documents, corpus.relations):
+            self._readers.setdefault(store.name, set()).add(corpus.name)
+
+    def _state(self, tenant_id: uuid.UUID) -> _TenantState:
+        return self._tenants.setdefault(tenant_id, _TenantState())
+
+    def write(
+        self, tenant_id: uuid.UUID, store: StoreDecl, rows: Sequence[Mapping[str, object]]
+    ) -> None:
+        """Insert `rows` into `store` for `tenant_id` in one statement."""
+        state = self._state(tenant_id)
+        table = state.rows.setdefault(store.name, [])
+        for row in rows:
+            stored: Row = {name: _stored(value, store, name) for name, value in row.items()}
+            stored[_KEY] = state.next_key
+            state.next_key += 1
+            table.append(stored)
+        state.wrote(store.name, sorted(self._readers.get(store.name, ())))
+
+    def delete(
+        self, tenant_id: uuid.UUID, store: StoreDecl, where: Callable[[Mapping[str, object]], bool]
+    ) -> None:
+        """Delete the rows of `store` matching `where` in one statement (a reset)."""
+        state = self._state(tenant_id)
+        state.rows[store.name] = [r for r in state.rows.get(store.name, []) if not where(r)]
+        state.wrote(store.name, sorted(self._readers.get(store.name, ())), reset=True)
+
+    def outbox(self, tenant_id: uuid.UUID) -> list[OutboxEvent]:
+        return list(self._state(tenant_id).outbox)
+
+    def outcomes(self, tenant_id: uuid.UUID, corpus_id: str) -> list[StoredOutcome]:
+        return [
+            StoredOutcome(o.sequence, o.path, o.score)
+            for o in self._state(tenant_id).outcomes
+            if o.corpus_id == corpus_id
+        ]
+
+    def rows(self, tenant_id: uuid.UUID, store: StoreDecl) -> list[dict[str, object]]:
+        """The tenant's rows of `store` as they stand (copies)."""
+        return [
+            {name: value for name, value in row.items() if name != _KEY}
+            for row in self._state(tenant_id).rows.get(store.name, [])
+        ]
+
+    @asynccontextmanager
+    async def tenant(
+        self, tenant_id: uuid.UUID, *, read_only: bool = False
+    ) -> AsyncIterator[InMemoryTenantWork]:
+        if not isinstance(tenant_id, uuid.UUID):
+            raise TypeError(f"tenant_id must be a uuid.UUID, got {type(tenant_id).__name__}")
+        if read_only:
+            snapshot = copy.deepcopy(self._state(tenant_id))
+            work = InMemoryTenantWork(snapshot, self._readers, read_only=True)
+            try:
+                yield work
+            finally:
+                work.close()
+            return
+        async with self._writing:
+            staged = copy.deepcopy(self._state(tenant_id))
+            work = InMemoryTenantWork(staged, self._readers, read_only=False)
+            try:
+                yield work
+            finally:
+                work.close()
+            self._tenants[tenant_id] = staged  # committed: the block ended without an error
+
+
+class InMemoryTenantWork:
+    """`TenantWork` over one tenant's state (a copy: see `InMemoryStore.tenant`)."""
+
+    def __init__(
+        self, state: _TenantState, readers: Mapping[str, set[str]], *, read_only: bool
+    ) -> None:
+        self._state: _TenantState | None = state
+        self._readers = readers
+        self.read_only = read_only
+        self.graph = InMemoryGraphReads(self)
+        self.memory = InMemoryMemory(self)
+        self.audit = InMemoryAuditTrail(self)
+        self.inbox = InMemoryInbox(self)
+
+    def close(self) -> None:
+        self._state = None
+
+    def state(self, *, writing: bool = False) -> _TenantState:
+        if self._state is None:
+            raise TenantTransactionClosedError()
+        if writing and self.read_only:
+            raise PermissionError("a read-only unit of work cannot write")
+        return self._state
+
+    def readers(self, store: str) -> list[str]:
+        return sorted(self._readers.get(store, ()))
+
+
+class InMemoryGraphReads:
+    def __init__(self, work: InMemoryTenantWork) -> None:
+        self._work = work
+
+    async def revision(self, corpus_id: str) -> int:
+        return self._work.state().revisions.get(corpus_id, (0, 0))[0]
+
+    async def load(
+        self, corpus: StoreCorpus, scope: Scope, limits: LoadLimits
+    ) -> tuple[GraphArrays, GraphRows | None]:
+        rows = self._rows(corpus, scope, limits)
+        return rows, rows
+
+    async def refresh(
+        self, corpus: StoreCorpus, rows: GraphRows, scope: Scope, limits: LoadLimits
+    ) -> GraphRows | None:
+        revision, reset = self._work.state().revisions.get(corpus.name, (0, 0))
+        if reset != rows.reset_revision or revision < rows.revision:
+            return None
+        if revision == rows.revision:
+            return rows
+        # Read again in full: the same rows a merge of the changes gives, without its change map
+        # (the use case then builds the graph afresh rather than carrying the old one over).
+        return self._rows(corpus, scope, limits)
+
+    def _rows(self, corpus: StoreCorpus, scope: Scope, limits: LoadLimits) -> GraphRows:
+        state = self._work.state()
+        revision, reset = state.revisions.get(corpus.name, (0, 0))
+        documents, edges = _in_scope(state, corpus, scope)
+        documents = [row for row in documents if row.get(corpus.id_column) is not None]
+        if len(documents) > limits.max_documents:
+            raise RowLimitExceededError(corpus.name, "documents", limits.max_documents)
+        if len(edges) > limits.max_edges:
+            raise RowLimitExceededError(corpus.name, "edges", limits.max_edges)
+        nothing = ChangedEdges.of([])
+        empty = GraphRows(
+            corpus=corpus.name,
+            revision=0,
+            ids=[],
+            titles=[],
+            bodies=None if corpus.body_column is None else [],
+            edge_source=nothing.key,
+            edge_target=nothing.key,
+            edge_type=nothing.code,
+            edge_weight=nothing.weight,
+            snapshot="0:0:",
+            reset_revision=0,
+            edge_key=nothing.key,
+        )
+        changed = ChangedEdges.of(
+            [
+                (
+                    _key(row),
+                    _text(row.get(corpus.from_column)),
+                    _text(row.get(corpus.to_column)),
+                    TYPE_CODE.get(str(row.get(corpus.etype_column)), -1),
+                    _weight(row.get(corpus.weight_column)),
+                    True,
+                )
+                for row in edges
+            ]
+        )
+        snapshot = f"{revision}:{revision}:"
+        merged = merge(
+            empty,
+            [_document(corpus, row) for row in documents],
+            changed,
+            snapshot=snapshot,
+            revision=revision,
+            reset_revision=reset,
+            limits=limits,
+        )
+        assert merged is not None  # the limits were checked above
+        return replace(merged, change=None, documents_read=len(documents), edges_read=len(edges))
+
+    async def retrieve(
+        self, corpus: StoreCorpus, query: str, k: int, scope: Scope
+    ) -> list[FoundDocument]:
+        terms = set(list(dict.fromkeys(token_list(query)))[:MAX_QUERY_TERMS])
+        if not terms or k < 1:
+            return []
+        documents, _ = _in_scope(self._work.state(), corpus, scope, edges=False)
+        found: list[FoundDocument] = []
+        for row in documents:
+            document = _document(corpus, row)
+            held = len(terms & set(token_list(f"{document.title} {document.body or ''}")))
+            if held:
+                similarity = held / (held + 1)
+                found.append(FoundDocument(document.id, document.title, document.body, similarity))
+        found.sort(key=lambda d: (-d.similarity, d.id.encode()))
+        return found[:k]
+
+    async def documents_page(
+        self, corpus: StoreCorpus, after: str | None, limit: int, scope: Scope
+    ) -> list[FoundDocument]:
+        documents, _ = _in_scope(self._work.state(), corpus, scope, edges=False)
+        page = sorted(
+            (_document(corpus, row) for row in documents if row.get(corpus.id_column) is not None),
+            key=lambda d: d.id.encode(),
+        )
+        if after is not None:
+            page = [d for d in page if d.id.encode() > after.encode()]
+        return [FoundDocument(d.id, d.title, d.body) for d in page[: max(0, limit)]]
+
+
+class InMemoryMemory:
+    def __init__(self, work: InMemoryTenantWork) -> None:
+        self._work = work
+
+    async def lock_revision(self, corpus_id: str) -> int:
+        # The unit of work already runs alone (`InMemoryStore.tenant`): nothing more to lock.
+        return self._work.state(writing=True).revisions.get(corpus_id, (0, 0))[0]
+
+    async def recent_outcomes(
+        self, corpus_id: str, scope_digest: str, horizon: int
+    ) -> list[StoredOutcome]:
+        mine = sorted(
+            (
+                o
+                for o in self._work.state().outcomes
+                if o.corpus_id == corpus_id and o.scope_digest == scope_digest
+            ),
+            key=lambda o: o.sequence,
+        )
+        last = mine[-horizon:] if horizon > 0 else []
+        return [StoredOutcome(o.sequence, o.path, o.score) for o in last]
+
+    async def record_outcome(
+        self,
+        corpus_id: str,
+        scope_digest: str,
+        sequence: int,
+        query: str,
+        path: Sequence[str],
+        traversed: Sequence[Mapping[str, object]],
+        score: float,
+    ) -> None:
+        state = self._work.state(writing=True)
+        if any(
+            (o.corpus_id, o.scope_digest, o.sequence) == (corpus_id, scope_digest, sequence)
+            for o in state.outcomes
+        ):
+            raise ValueError(
+                f"outcome {sequence} of corpus {corpus_id!r} in scope {scope_digest} is already "
+                "recorded: allocate the next sequence with the revision locked"
+            )
+        state.outcomes.append(
+            _Outcome(corpus_id, scope_digest, sequence, query, tuple(path), tuple(traversed), score)
+        )
+
+    async def reinforce(
+        self, corpus: StoreCorpus, deltas: Sequence[EdgeDelta], scope: Scope
+    ) -> int:
+        state = self._work.state(writing=True)
+        rows = batch(deltas)
+        if not len(rows):
+            return 0
+        summed = {
+            (s, t, e): d
+            for s, t, e, d in zip(rows.sources, rows.targets, rows.etypes, rows.deltas, strict=True)
+        }
+        _, edges = _in_scope(state, corpus, scope)
+        moved = 0
+        for row in edges:
+            weight = row.get(corpus.weight_column)
+            delta = summed.get(_edge_ends(corpus, row))
+            if delta is None or weight is None:
+                continue
+            row[corpus.weight_column] = min(max(_weight(weight) + delta, MIN_WEIGHT), MAX_WEIGHT)
+            moved += 1
+        state.wrote(corpus.relations.name, self._work.readers(corpus.relations.name))
+        return moved
+
+
+class InMemoryAuditTrail:
+    def __init__(self, work: InMemoryTenantWork) -> None:
+        self._work = work
+
+    async def append(self, event: OutboxEvent) -> None:
+        self._work.state(writing=True).outbox.append(event)
+
+
+class InMemoryInbox:
+    def __init__(self, work: InMemoryTenantWork) -> None:
+        self._work = work
+
+    async def claim(self, consumer: str, request_id: uuid.UUID) -> bool:
+        inbox = self._work.state(writing=True).inbox
+        if (consumer, request_id) in inbox:
+            return False
+        inbox.add((consumer, request_id))
+        return True
+
+
+class InMemoryCatalogue:
+    """`Catalogue`: registered corpora (as `mnemo corpus apply` stores them) and tenants."""
+
+    def __init__(self) -> None:
+        self._corpora: dict[str, CorpusEntry] = {}
+        self._tenants: set[uuid.UUID] = set()
+        self.tenant_lookups = 0
+        """How many times `tenant_exists` was asked (the use case caches the answer)."""
+
+    def add_tenant(self, tenant_id: uuid.UUID | None = None) -> uuid.UUID:
+        tenant = tenant_id or uuid.uuid4()
+        self._tenants.add(tenant)
+        return tenant
+
+    def remove_tenant(self, tenant_id: uuid.UUID) -> None:
+        self._tenants.discard(tenant_id)
+
+    def register(self, deployment: Deployment, name: str, status: str = "published") -> None:
+        declared = deployment.corpus(name)
+        if declared is None:
+            raise KeyError(f"no corpus named {name!r} in these declarations")
+        self._corpora[name] = CorpusEntry(
+            name, status, declared.kind.value, deployment.corpus_definition(name)
+        )
+
+    def set_status(self, name: str, status: str) -> None:
+        self._corpora[name] = replace(self._corpora[name], status=status)
+
+    async def corpus(self, corpus_id: str) -> CorpusEntry | None:
+        return self._corpora.get(corpus_id)
+
+    async def tenant_exists(self, tenant: uuid.UUID) -> bool:
+        self.tenant_lookups += 1
+        return tenant in self._tenants
+
+
+# ---------------------------------------------------------------------------------------- scope
+
+
+def _in_scope(
+    state: _TenantState, corpus: StoreCorpus, scope: Scope, *, edges: bool = True
+) -> tuple[list[Row], list[Row]]:
+    """The tenant's documents and edges of `corpus` in `scope` (the edges are the stored rows:
+    a reinforcement updates them in place)."""
+    render_scope(scope, corpus)  # refuses what Postgres would refuse, with the same error
+    documents = state.rows.get(corpus.documents.name, [])
+    relations = state.rows.get(corpus.relations.name, []) if edges else []
+    kept_documents = list(documents)
+    kept_edges = list(relations)
+    for text, values in ((scope.pinned, scope.pinned_params), (scope.where, scope.params)):
+        if text is None or not text.strip():
+            continue
+        bound = bind_filter(parse_filter(text), values, text)
+        kept_documents = [r for r in kept_documents if _matches(bound, r, corpus.documents)]
+        if not kept_edges:
+            continue
+        if all(corpus.relations.column(c.column) is not None for c in bound.conditions):
+            kept_edges = [r for r in kept_edges if _matches(bound, r, corpus.relations)]
+        else:  # documents-only columns: an edge is in scope when both its ends are
+            ids = {
+                _text(r.get(corpus.id_column))
+                for r in documents
+                if _matches(bound, r, corpus.documents)
+            }
+            kept_edges = [
+                r
+                for r in kept_edges
+                if _text(r.get(corpus.from_column)) in ids and _text(r.get(corpus.to_column)) in ids
+            ]
+    return kept_documents, kept_edges
+
+
+def _matches(bound: Filter, row: Mapping[str, object], store: StoreDecl) -> bool:
+    return any(
+        all(_holds(condition, row, store) for condition in group) for group in bound.or_groups()
+    )
+
+
+def _holds(condition: Condition, row: Mapping[str, object], store: StoreDecl) -> bool:
+    column = store.column(condition.column)
+    assert column is not None  # render_scope refused a filter naming an unknown column
+    actual = row.get(condition.column)
+    value = condition.value
+    if isinstance(value, NullValue):
+        return (actual is None) == (condition.operator is Operator.EQ)
+    if actual is None:
+        return False  # SQL: a comparison with NULL is not true
+    expected: object
+    if isinstance(value, TimeValue):
+        now = datetime.now(UTC)
+        if value.offset is not None and value.unit is not None:
+            step = _UNIT[value.unit] * value.amount
+            now = now + step if value.offset == "+" else now - step
+        expected = now if isinstance(actual, datetime) else now.date()
+    elif isinstance(value, StringValue):
+        expected = value_from_text(value.text, column.type)
+    elif isinstance(value, NumberValue):
+        expected = value_from_number(value.literal, column.type)
+    elif isinstance(value, BooleanValue):
+        expected = value_from_boolean(value.value, column.type)
+    else:  # pragma: no cover - the parser makes no other value
+        raise AssertionError(f"unexpected value {value!r}")
+    if condition.operator is Operator.LIKE:
+        return _like(str(expected)).fullmatch(str(actual)) is not None
+    return _compare(condition.operator, actual, expected)
+
+
+def _compare(operator: Operator, actual: object, expected: object) -> bool:
+    left, right = _comparable(actual), _comparable(expected)
+    if operator is Operator.EQ:
+        return left == right
+    if operator is Operator.NE:
+        return left != right
+    try:
+        if operator is Operator.LT:
+            return bool(left < right)  # type: ignore[operator]  # values of one column type
+        if operator is Operator.LE:
+            return bool(left <= right)  # type: ignore[operator]  # values of one column type
+        if operator is Operator.GT:
+            return bool(left > right)  # type: ignore[operator]  # values of one column type
+        if operator is Operator.GE:
+            return bool(left >= right)  # type: ignore[operator]  # values of one column type
+    except TypeError:
+        return False
+    raise AssertionError(f"unexpected operator {operator!r}")
+
+
+def _comparable(value: object) -> object:
+    """Text compares by its bytes (the C collation the navigator's ids use)."""
+    return value.encode() if isinstance(value, str) else value
+
+
+def _like(pattern: str) -> re.Pattern[str]:
+    """A LIKE pattern (escape character `\\`) as a regular expression."""
+    parts: list[str] = []
+    escaped = False
+    for char in pattern:
+        if escaped:
+            parts.append(re.escape(char))
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == "%":
+            parts.append(".*")
+        elif char == "_":
+            parts.append(".")
+        else:
+            parts.append(re.escape(char))
+    return re.compile("".join(parts), re.DOTALL)
+
+
+# ----------------------------------------------------------------------------------------- rows
+
+
+def _stored(value: object, store: StoreDecl, name: str) -> object:
+    """`value` as Postgres would hold it in `store`'s column `name` (text given for a typed
+    column is converted by the column's type rules)."""
+    column = store.column(name)
+    if column is None:
+        raise KeyError(f"store {store.name!r} has no column {name!r}")
+    if isinstance(value, str) and column.type is not AxonType.TEXT:
+        return value_from_text(value, column.type)
+    return value
+
+
+def _key(row: Mapping[str, object]) -> int:
+    key = row[_KEY]
+    assert isinstance(key, int)  # `InMemoryStore.write` numbers every row
+    return key
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _weight(value: object) -> float:
+    """A weight column's value as the graph holds it (NaN for NULL)."""
+    if value is None:
+        return math.nan
+    if not isinstance(value, int | float):
+        raise TypeError(f"an edge weight is a number, got {value!r}")
+    return float(value)
+
+
+def _document(corpus: StoreCorpus, row: Mapping[str, object]) -> ChangedDocument:
+    title = row.get(corpus.title_column)
+    body = row.get(corpus.body_column) if corpus.body_column else None
+    return ChangedDocument(
+        str(row.get(corpus.id_column)),
+        "" if title is None else str(title),
+        None if body is None else str(body),
+        True,
+    )
+
+
+def _edge_ends(corpus: StoreCorpus, row: Mapping[str, object]) -> tuple[str, str, str]:
+    return (
+        str(row.get(corpus.from_column)),
+        str(row.get(corpus.to_column)),
+        str(row.get(corpus.etype_column)),
+    )
