@@ -140,6 +140,18 @@ class StoreCandidates:
         return Neighbourhood(candidates, frequencies)
 
 
+def _store_gone(error: BaseException) -> str | None:
+    """What says the table or column is missing behind `error`, if that is what it is. The store's loader reads
+    documents and edges on two connections at once: when one read finds the table gone, leaving
+    the other's transaction mid-read raises `InterfaceError`, whose context is the real cause."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, (asyncpg.UndefinedTableError, asyncpg.UndefinedColumnError)):
+            return str(seen)
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 IndexKey = tuple[uuid.UUID, str, str | None, tuple[tuple[str, str], ...]]
 
 
@@ -208,10 +220,13 @@ class IndexedCandidates:
             )
         try:
             index = await self._fresh(key, tenant, corpus, scope)
-        except (asyncpg.UndefinedTableError, asyncpg.UndefinedColumnError) as error:
+        except (asyncpg.InterfaceError, asyncpg.PostgresError) as error:
+            gone = _store_gone(error)
+            if gone is None:
+                raise
             self._held.pop(key, None)
             raise CorpusGoneError(
-                f"the documents store of corpus {corpus.name!r} is gone or changed: {error}"
+                f"the documents store of corpus {corpus.name!r} is gone or changed: {gone}"
             ) from error
         if index is None:
             self.fallbacks += 1
