@@ -1,0 +1,286 @@
+"""`MnemoClient` (synchronous) and `AsyncMnemoClient`: the navigator's read API over httpx, typed
+answers, errors raised as `MnemoError`s, and a 503 or an unreached navigator retried with
+back-off (`RetryPolicy`).
+
+Both take the navigator's base URL and a bearer token; the token names the tenant (and, for an
+end-client's token, the client whose pinned scope the navigator applies): the client never sends
+a tenant of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Iterator, Mapping
+from types import TracebackType
+from typing import Any, Literal, Self
+
+import httpx
+
+from mnemo_client import _http
+from mnemo_client._http import Call
+from mnemo_client.models import (
+    CorpusInfo,
+    Document,
+    DocumentsPage,
+    NavigateRequest,
+    NavigateResponse,
+    ParamValue,
+    RetrieveRequest,
+    RetrieveResponse,
+    SearchRequest,
+    SearchResponse,
+)
+from mnemo_client.retry import RetryPolicy
+
+USER_AGENT = "mnemo-client/0.1"
+DEFAULT_TIMEOUT = 30.0
+
+
+def _navigate(
+    query: str,
+    from_: str | None,
+    budget: int | None,
+    where: str | None,
+    params: Mapping[str, ParamValue] | None,
+    mode: Literal["mdn", "axon"],
+    direction: Literal["out", "both"],
+) -> NavigateRequest:
+    return NavigateRequest(
+        query=query,
+        from_=from_,
+        budget=budget,
+        where=where,
+        params=dict(params or {}),
+        mode=mode,
+        direction=direction,
+    )
+
+
+def _retrieve(
+    query: str, k: int, where: str | None, params: Mapping[str, ParamValue] | None
+) -> RetrieveRequest:
+    return RetrieveRequest(query=query, k=k, where=where, params=dict(params or {}))
+
+
+class MnemoClient:
+    """The navigator's read API, synchronous. Use it as a context manager, or `close()` it.
+
+    `transport` replaces httpx's network transport (tests pass an `httpx.MockTransport`).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        retry: RetryPolicy | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.retry = retry or RetryPolicy()
+        self._http = httpx.Client(
+            base_url=self.url,
+            headers=_http.headers(token, USER_AGENT),
+            timeout=timeout,
+            transport=transport,
+        )
+
+    def navigate(
+        self,
+        corpus: str,
+        query: str,
+        *,
+        from_: str | None = None,
+        budget: int | None = None,
+        where: str | None = None,
+        params: Mapping[str, ParamValue] | None = None,
+        mode: Literal["mdn", "axon"] = "mdn",
+        direction: Literal["out", "both"] = "both",
+    ) -> NavigateResponse:
+        request = _navigate(query, from_, budget, where, params, mode, direction)
+        return self._ask(_http.navigate_call(corpus, request), NavigateResponse)
+
+    def retrieve(
+        self,
+        corpus: str,
+        query: str,
+        *,
+        k: int = 5,
+        where: str | None = None,
+        params: Mapping[str, ParamValue] | None = None,
+    ) -> RetrieveResponse:
+        request = _retrieve(query, k, where, params)
+        return self._ask(_http.retrieve_call(corpus, request), RetrieveResponse)
+
+    def search(
+        self, corpus: str, goal: Mapping[str, Any], *, collection: str = ""
+    ) -> SearchResponse:
+        request = SearchRequest(collection=collection, goal=dict(goal))
+        return self._ask(_http.search_call(corpus, request), SearchResponse)
+
+    def documents(
+        self, corpus: str, *, after: str | None = None, limit: int = 100
+    ) -> DocumentsPage:
+        return self._ask(_http.documents_call(corpus, after, limit), DocumentsPage)
+
+    def iter_documents(self, corpus: str, *, page_size: int = 500) -> Iterator[Document]:
+        """Every document of the corpus, page after page, in id order."""
+        after: str | None = None
+        while True:
+            page = self.documents(corpus, after=after, limit=page_size)
+            yield from page.documents
+            if page.next_after is None:
+                return
+            after = page.next_after
+
+    def corpus(self, corpus: str) -> CorpusInfo:
+        """The corpus as this token sees it: raises the navigator's error when it may not."""
+        return CorpusInfo(id=corpus, revision=self.documents(corpus, limit=1).revision)
+
+    def _ask(self, call: Call, answer: type[_http.Answer]) -> _http.Answer:
+        retry = 0
+        while True:
+            response: httpx.Response | None = None
+            try:
+                response = self._http.request(
+                    call.method, call.path, params=call.params, json=call.json()
+                )
+            except _http.UNSENT as error:
+                if retry + 1 >= self.retry.attempts:
+                    raise _http.no_answer(self.url, error) from error
+            except httpx.HTTPError as error:
+                raise _http.no_answer(self.url, error) from error
+            else:
+                if response.status_code not in _http.RETRIED_STATUSES:
+                    return _http.decode(response, answer)
+                if retry + 1 >= self.retry.attempts:
+                    raise _http.error_of(response)
+            time.sleep(self.retry.delay(retry, _http.retry_after(response)))
+            retry += 1
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class AsyncMnemoClient:
+    """The navigator's read API, asynchronous (`async with AsyncMnemoClient(url, token) as m:`)."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        retry: RetryPolicy | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.retry = retry or RetryPolicy()
+        self._http = httpx.AsyncClient(
+            base_url=self.url,
+            headers=_http.headers(token, USER_AGENT),
+            timeout=timeout,
+            transport=transport,
+        )
+
+    async def navigate(
+        self,
+        corpus: str,
+        query: str,
+        *,
+        from_: str | None = None,
+        budget: int | None = None,
+        where: str | None = None,
+        params: Mapping[str, ParamValue] | None = None,
+        mode: Literal["mdn", "axon"] = "mdn",
+        direction: Literal["out", "both"] = "both",
+    ) -> NavigateResponse:
+        request = _navigate(query, from_, budget, where, params, mode, direction)
+        return await self._ask(_http.navigate_call(corpus, request), NavigateResponse)
+
+    async def retrieve(
+        self,
+        corpus: str,
+        query: str,
+        *,
+        k: int = 5,
+        where: str | None = None,
+        params: Mapping[str, ParamValue] | None = None,
+    ) -> RetrieveResponse:
+        request = _retrieve(query, k, where, params)
+        return await self._ask(_http.retrieve_call(corpus, request), RetrieveResponse)
+
+    async def search(
+        self, corpus: str, goal: Mapping[str, Any], *, collection: str = ""
+    ) -> SearchResponse:
+        request = SearchRequest(collection=collection, goal=dict(goal))
+        return await self._ask(_http.search_call(corpus, request), SearchResponse)
+
+    async def documents(
+        self, corpus: str, *, after: str | None = None, limit: int = 100
+    ) -> DocumentsPage:
+        return await self._ask(_http.documents_call(corpus, after, limit), DocumentsPage)
+
+    async def iter_documents(self, corpus: str, *, page_size: int = 500) -> AsyncIterator[Document]:
+        """Every document of the corpus, page after page, in id order."""
+        after: str | None = None
+        while True:
+            page = await self.documents(corpus, after=after, limit=page_size)
+            for document in page.documents:
+                yield document
+            if page.next_after is None:
+                return
+            after = page.next_after
+
+    async def corpus(self, corpus: str) -> CorpusInfo:
+        """The corpus as this token sees it: raises the navigator's error when it may not."""
+        page = await self.documents(corpus, limit=1)
+        return CorpusInfo(id=corpus, revision=page.revision)
+
+    async def _ask(self, call: Call, answer: type[_http.Answer]) -> _http.Answer:
+        retry = 0
+        while True:
+            response: httpx.Response | None = None
+            try:
+                response = await self._http.request(
+                    call.method, call.path, params=call.params, json=call.json()
+                )
+            except _http.UNSENT as error:
+                if retry + 1 >= self.retry.attempts:
+                    raise _http.no_answer(self.url, error) from error
+            except httpx.HTTPError as error:
+                raise _http.no_answer(self.url, error) from error
+            else:
+                if response.status_code not in _http.RETRIED_STATUSES:
+                    return _http.decode(response, answer)
+                if retry + 1 >= self.retry.attempts:
+                    raise _http.error_of(response)
+            await asyncio.sleep(self.retry.delay(retry, _http.retry_after(response)))
+            retry += 1
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
