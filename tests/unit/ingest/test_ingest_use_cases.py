@@ -335,10 +335,15 @@ async def test_a_waiting_edge_whose_document_arrives_in_another_scope_is_dead_le
     assert "outside the edge's scope" in dead.reason
 
 
-async def test_a_waiting_edge_whose_store_is_no_longer_a_relations_store_is_dead_lettered() -> None:
+@pytest.mark.parametrize("withdrawn", ["undeclared", "read-by-no-corpus"])
+async def test_a_waiting_edge_whose_store_is_no_longer_a_relations_store_is_dead_lettered(
+    withdrawn: str,
+) -> None:
     world = World()
     await world.persist(command("Edges", edge("a", "b")))
     uses = {"Docs": StoreUse(MEMORY.documents, ((MEMORY, "documents"),))}
+    if withdrawn == "read-by-no-corpus":
+        uses["Edges"] = StoreUse(MEMORY.relations)
     world.directory.replace_stores(uses)
     assert await world.persist(command("Docs", doc("a"))) == []
     [dead] = world.dead.edges
