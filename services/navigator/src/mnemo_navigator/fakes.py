@@ -432,9 +432,11 @@ class InMemoryCatalogue:
         declared = deployment.corpus(name)
         if declared is None:
             raise KeyError(f"no corpus named {name!r} in these declarations")
-        self._corpora[name] = CorpusEntry(
-            name, status, declared.kind.value, deployment.corpus_definition(name)
-        )
+        self.add(CorpusEntry(name, status, declared.kind.value, deployment.corpus_definition(name)))
+
+    def add(self, entry: CorpusEntry) -> None:
+        """A registry row as given (any kind, any definition)."""
+        self._corpora[entry.corpus_id] = entry
 
     def set_status(self, name: str, status: str) -> None:
         self._corpora[name] = replace(self._corpora[name], status=status)

@@ -1,0 +1,457 @@
+"""The navigator's use cases on the in-memory adapters (`mnemo_navigator.fakes`): every decision
+they take, with no Postgres: refusals, pinned scopes, cache phases, budgets, memory, audit."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from mnemo_auth import InsufficientScopeError, Principal
+from mnemo_axon.compiler import load_deployment
+from mnemo_navigator.errors import (
+    CorpusNotServedError,
+    InvalidRequestError,
+    ScopeForbiddenError,
+    UnknownCorpusError,
+    UnknownTenantError,
+)
+from mnemo_navigator.fakes import InMemoryCatalogue, InMemoryStore
+from mnemo_navigator.ports import CorpusEntry
+from mnemo_navigator.use_cases import (
+    MAX_QUERY_CHARS,
+    Caller,
+    Claim,
+    NavigateRequest,
+    Navigator,
+    Policy,
+    RetrieveRequest,
+)
+from mnemo_store import StoreCorpus
+from mnemo_store.graph_cache import GraphCache
+
+DECLARATIONS = """
+axonstore Docs {{
+    schema {{ id: Text primary_key  tenant_id: Text not_null  title: Text not_null  body: Text }}
+}}
+axonstore Edges {{
+    schema {{ from_id: Text not_null  to_id: Text not_null  etype: Text not_null
+             weight: Float not_null  tenant_id: Text not_null }}
+}}
+corpus Notes from axonstore {{
+    documents: Docs(id, title, body)
+    relations: Edges(from_id, to_id, etype, weight)
+    adaptive: {adaptive}
+}}
+"""
+PINNED = "tenant_id == '${client.tenant_id}'"
+DOCS: list[Mapping[str, object]] = [
+    {"id": "a", "tenant_id": "c1", "title": "alpha liability", "body": None},
+    {"id": "b", "tenant_id": "c1", "title": "beta cap", "body": None},
+    {"id": "c", "tenant_id": "c1", "title": "gamma notice", "body": None},
+    {"id": "d", "tenant_id": "c2", "title": "alpha other", "body": None},
+]
+EDGES: list[Mapping[str, object]] = [
+    {"from_id": "a", "to_id": "b", "etype": "cite", "weight": 0.5, "tenant_id": "c1"},
+    {"from_id": "a", "to_id": "c", "etype": "cite", "weight": 0.5, "tenant_id": "c1"},
+]
+
+
+@dataclass
+class World:
+    store: InMemoryStore
+    catalogue: InMemoryCatalogue
+    corpus: StoreCorpus
+    navigator: Navigator
+    tenant: uuid.UUID
+
+    @property
+    def name(self) -> str:
+        return self.corpus.name
+
+    def caller(
+        self, *, client: Mapping[str, str] | None = None, scopes: Sequence[str] = ("read",)
+    ) -> Caller:
+        principal = Principal(
+            tenant=self.tenant, subject="agent", scopes=frozenset(scopes), client=client or {}
+        )
+        return Caller(principal)
+
+    def audits(self) -> list[dict[str, Any]]:
+        return [event.payload["data"]["record"] for event in self.store.outbox(self.tenant)]
+
+    def write(self, documents: Sequence[Mapping[str, object]]) -> None:
+        self.store.write(self.tenant, self.corpus.documents, documents)
+
+    async def navigate(self, query: str = "alpha beta", **request: Any) -> Any:
+        request.setdefault("seed", "a")
+        request.setdefault("budget", 2)
+        client = request.pop("client", None)
+        return await self.navigator.navigate(
+            self.caller(client=client), self.name, NavigateRequest(query, **request)
+        )
+
+
+def make_world(
+    *,
+    adaptive: bool = True,
+    pinned: bool = True,
+    cache_bytes: int = 64 << 20,
+    **policy: Any,
+) -> World:
+    deployment = load_deployment(
+        DECLARATIONS.format(adaptive="true" if adaptive else "false"), "notes.axon"
+    )
+    corpus = StoreCorpus.from_deployment(deployment, "Notes")
+    store, catalogue = InMemoryStore(), InMemoryCatalogue()
+    store.register(corpus)
+    catalogue.register(deployment, corpus.name)
+    tenant = catalogue.add_tenant()
+    store.write(tenant, corpus.documents, DOCS)
+    store.write(tenant, corpus.relations, EDGES)
+    navigator = Navigator(
+        store,
+        catalogue,
+        GraphCache(cache_bytes),
+        Policy(pinned_scopes={corpus.name: PINNED} if pinned else {}, **policy),
+    )
+    return World(store, catalogue, corpus, navigator, tenant)
+
+
+# ----------------------------------------------------------------------------------- admission
+
+
+async def test_a_token_without_the_read_scope_is_refused_before_anything_is_read() -> None:
+    world = make_world()
+    with pytest.raises(InsufficientScopeError):
+        await world.navigator.navigate(
+            world.caller(scopes=("write",)), world.name, NavigateRequest("alpha")
+        )
+    assert world.catalogue.tenant_lookups == 0
+    assert world.audits() == []
+
+
+async def test_a_token_of_a_tenant_that_does_not_exist_is_refused_and_leaves_nothing() -> None:
+    world = make_world()
+    world.catalogue.remove_tenant(world.tenant)
+    with pytest.raises(UnknownTenantError, match="mnemo tenant list"):
+        await world.navigate()
+    with pytest.raises(UnknownTenantError):
+        await world.navigator.retrieve(world.caller(), world.name, RetrieveRequest("alpha"))
+    assert world.audits() == []
+    assert world.store.outcomes(world.tenant, world.name) == []
+
+
+async def test_an_existing_tenant_is_believed_for_a_while_and_a_missing_one_asked_every_time() -> (
+    None
+):
+    world = make_world()
+    for _ in range(3):
+        await world.navigator.admit(world.caller().principal)
+    assert world.catalogue.tenant_lookups == 1
+    stranger = Principal(tenant=uuid.uuid4(), subject="agent", scopes=frozenset({"read"}))
+    for _ in range(2):
+        with pytest.raises(UnknownTenantError):
+            await world.navigator.admit(stranger)
+    assert world.catalogue.tenant_lookups == 3
+    forgetful = make_world(tenant_cache_seconds=0.0)
+    for _ in range(2):
+        await forgetful.navigator.admit(forgetful.caller().principal)
+    assert forgetful.catalogue.tenant_lookups == 2
+
+
+# -------------------------------------------------------------------------------------- corpus
+
+
+async def test_a_corpus_nobody_registered_is_unknown() -> None:
+    world = make_world()
+    with pytest.raises(UnknownCorpusError, match="'Elsewhere'"):
+        await world.navigator.navigate(world.caller(), "Elsewhere", NavigateRequest("alpha"))
+
+
+async def test_a_corpus_that_is_not_published_is_not_served_and_the_error_says_how_to_publish() -> (
+    None
+):
+    world = make_world()
+    world.catalogue.set_status(world.name, "draft")
+    with pytest.raises(CorpusNotServedError, match=r"is draft.*mnemo corpus publish Notes"):
+        await world.navigate()
+
+
+async def test_a_corpus_that_is_not_a_store_corpus_is_not_served() -> None:
+    world = make_world()
+    world.catalogue.add(CorpusEntry("Files", "published", "documents", {"documents": []}))
+    with pytest.raises(CorpusNotServedError, match="navigator serves store corpora"):
+        await world.navigator.navigate(world.caller(), "Files", NavigateRequest("alpha"))
+
+
+async def test_a_new_definition_of_a_corpus_replaces_the_one_parsed_before() -> None:
+    world = make_world(adaptive=True)
+    assert (await world.navigator.served_corpus(world.name)).adaptive
+    assert await world.navigator.served_corpus(world.name) is await world.navigator.served_corpus(
+        world.name
+    )
+    redeclared = load_deployment(DECLARATIONS.format(adaptive="false"), "notes.axon")
+    world.catalogue.register(redeclared, world.name)
+    assert not (await world.navigator.served_corpus(world.name)).adaptive
+
+
+# --------------------------------------------------------------------------------------- scope
+
+
+async def test_a_client_token_on_a_corpus_without_a_pinned_scope_is_forbidden() -> None:
+    world = make_world(pinned=False)
+    with pytest.raises(ScopeForbiddenError, match="has no pinned scope"):
+        await world.navigate(client={"tenant_id": "c1"})
+    assert world.audits() == []
+
+
+async def test_a_client_claim_that_cannot_bind_the_pinned_scope_is_forbidden() -> None:
+    world = make_world()
+    with pytest.raises(ScopeForbiddenError, match="cannot be bound from this token"):
+        await world.navigate(client={"region": "eu"})
+
+
+async def test_a_filter_on_an_unknown_column_is_an_invalid_request_naming_the_filter() -> None:
+    world = make_world()
+    with pytest.raises(InvalidRequestError, match=r"where: .*colour"):
+        await world.navigate(where="colour == 'red'")
+    with pytest.raises(InvalidRequestError, match="where: "):
+        await world.navigate(where="colour == 'red'", client={"tenant_id": "c1"})
+
+
+@pytest.mark.parametrize(
+    ("where", "params"),
+    [
+        (None, {}),
+        ("tenant_id == 'c2'", {}),
+        ("tenant_id == 'c2' OR tenant_id == 'c1'", {}),
+        ("tenant_id == '${client.tenant_id}'", {"client": {"tenant_id": "c2"}}),
+        ("id == 'd' OR title LIKE '%'", {}),
+    ],
+)
+async def test_a_pinned_scope_cannot_be_widened_by_where_or_by_request_parameters(
+    where: str | None, params: Mapping[str, object]
+) -> None:
+    world = make_world()
+    caller = world.caller(client={"tenant_id": "c1"})
+    found = await world.navigator.retrieve(
+        caller, world.name, RetrieveRequest("alpha other", k=10, where=where, params=params)
+    )
+    assert {item.id for item in found.items} <= {"a"}  # never d, the other client's
+    assert world.audits()[-1]["client"] == {"tenant_id": "c1"}
+
+
+async def test_a_pinned_scope_is_one_scope_with_the_same_filter_sent_as_where_and_narrows_apart() -> (
+    None
+):
+    world = make_world()
+    confined = world.caller(client={"tenant_id": "c1"}).principal
+    pinned_scope, pinned_digest = world.navigator.scope_for(confined, world.corpus, None, {})
+    _, as_where = world.navigator.scope_for(
+        world.caller().principal, world.corpus, "tenant_id == 'c1'", {}
+    )
+    _, narrowed = world.navigator.scope_for(confined, world.corpus, "id == 'a'", {})
+    _, unpinned_narrowed = world.navigator.scope_for(
+        world.caller().principal, world.corpus, "id == 'a'", {}
+    )
+    assert pinned_scope.pinned == PINNED
+    assert pinned_scope.pinned_params == {"client": {"tenant_id": "c1"}}
+    assert pinned_digest == as_where  # the same rows: one cached graph, one memory
+    assert len({pinned_digest, narrowed, unpinned_narrowed}) == 3
+
+
+# ------------------------------------------------------------------------------------- queries
+
+
+async def test_a_query_longer_than_the_limit_is_refused_before_anything_is_read() -> None:
+    world = make_world()
+    with pytest.raises(InvalidRequestError, match=f"query: {MAX_QUERY_CHARS + 1} characters"):
+        await world.navigate("x" * (MAX_QUERY_CHARS + 1))
+    with pytest.raises(InvalidRequestError, match="goal: "):
+        await world.navigator.search(
+            world.caller(), world.name, {"utterance": "x" * (MAX_QUERY_CHARS + 1)}
+        )
+    assert world.audits() == []
+
+
+async def test_a_query_holding_a_lone_surrogate_is_refused_naming_where_it_is() -> None:
+    world = make_world()
+    with pytest.raises(InvalidRequestError, match="at character 6"):
+        await world.navigate("alpha \ud800")
+
+
+# ---------------------------------------------------------------------------------- the cache
+
+
+async def test_the_first_navigation_misses_the_cache_and_the_next_one_hits_it() -> None:
+    world = make_world(adaptive=False)
+    first = await world.navigate()
+    second = await world.navigate()
+    assert (first.cache, second.cache) == ("miss", "hit")
+    assert second.revision == first.revision
+    assert second.navigation.path == first.navigation.path
+
+
+async def test_a_write_since_the_cached_graph_is_refreshed_into_it() -> None:
+    world = make_world(adaptive=False)
+    first = await world.navigate()
+    world.write([{"id": "e", "tenant_id": "c1", "title": "epsilon alpha", "body": None}])
+    second = await world.navigate("epsilon", seed=None)
+    assert second.cache == "refresh"
+    assert second.revision == first.revision + 1
+    assert second.navigation.path[0] == "e"
+    assert (await world.navigate()).cache == "hit"
+
+
+async def test_a_deletion_since_the_cached_graph_reloads_it_in_full() -> None:
+    world = make_world(adaptive=False)
+    await world.navigate()
+    world.store.delete(world.tenant, world.corpus.relations, lambda row: row["to_id"] == "c")
+    again = await world.navigate()
+    assert again.cache == "miss"
+
+
+async def test_without_a_cache_every_navigation_loads_the_graph() -> None:
+    world = make_world(adaptive=False, cache_bytes=0)
+    assert [(await world.navigate()).cache for _ in range(2)] == ["off", "off"]
+
+
+async def test_the_navigators_own_reinforcement_keeps_the_cached_graph_current() -> None:
+    world = make_world(adaptive=True)
+    first = await world.navigate("alpha beta")  # full coverage: the scope's baseline
+    weaker = await world.navigate("alpha beta gamma")  # below the baseline: a->b weakens
+    assert weaker.cache == "hit"
+    weights = {
+        (r["from_id"], r["to_id"]): r["weight"]
+        for r in world.store.rows(world.tenant, world.corpus.relations)
+    }
+    assert weights[("a", "b")] < 0.5  # type: ignore[operator]  # a Float column holds floats
+    third = await world.navigate("alpha beta")
+    assert third.revision == first.revision + 1
+    assert third.cache == "hit"  # moved forward by the same update, not reloaded
+
+
+async def test_each_client_scope_has_its_own_cached_graph() -> None:
+    world = make_world(adaptive=False)
+    c1 = await world.navigate(client={"tenant_id": "c1"})
+    c2 = await world.navigate("alpha other", seed="d", client={"tenant_id": "c2"})
+    assert (c1.cache, c2.cache) == ("miss", "miss")
+    assert c1.scope_digest != c2.scope_digest
+    assert "d" not in c1.navigation.path
+    assert set(c2.navigation.path) == {"d"}
+    assert (await world.navigate(client={"tenant_id": "c1"})).cache == "hit"
+
+
+# -------------------------------------------------------------------------------------- budget
+
+
+async def test_a_navigation_without_a_budget_selects_the_policys_default_number() -> None:
+    world = make_world(adaptive=False, default_budget=3)
+    assert len((await world.navigate("alpha beta gamma", budget=None)).navigation.path) == 3
+    assert len((await world.navigate("alpha beta gamma", budget=2)).navigation.path) == 2
+
+
+@pytest.mark.parametrize("request_fields", [{"budget": -1}, {"seed": "nowhere"}])
+async def test_a_budget_below_one_or_an_unknown_seed_is_an_invalid_request_and_not_audited(
+    request_fields: dict[str, Any],
+) -> None:
+    world = make_world()
+    with pytest.raises(InvalidRequestError):
+        await world.navigate(**request_fields)
+    assert world.audits() == []
+    assert world.store.outcomes(world.tenant, world.name) == []
+
+
+# -------------------------------------------------------------------------------------- memory
+
+
+async def test_an_adaptive_corpus_remembers_each_navigation_in_sequence_per_scope() -> None:
+    world = make_world(adaptive=True)
+    await world.navigate()
+    await world.navigate()
+    await world.navigate(client={"tenant_id": "c1"})
+    outcomes = world.store.outcomes(world.tenant, world.name)
+    assert [o.sequence for o in outcomes] == [1, 2, 1]
+    assert outcomes[0].path == ("a", "b")
+
+
+async def test_a_corpus_that_is_not_adaptive_remembers_nothing_and_moves_no_weight() -> None:
+    world = make_world(adaptive=False)
+    await world.navigate("alpha beta")
+    await world.navigate("alpha beta gamma")
+    assert world.store.outcomes(world.tenant, world.name) == []
+    assert {r["weight"] for r in world.store.rows(world.tenant, world.corpus.relations)} == {0.5}
+    assert len(world.audits()) == 2
+
+
+async def test_a_redelivered_request_is_answered_again_but_remembered_and_audited_once() -> None:
+    world = make_world(adaptive=True)
+    claim = Claim("navigator", uuid.uuid4())
+    request = NavigateRequest("alpha beta gamma", seed="a", budget=2)
+    first = await world.navigator.navigate(world.caller(), world.name, request, claim=claim)
+    again = await world.navigator.navigate(world.caller(), world.name, request, claim=claim)
+    assert (first.remembered, again.remembered) == (True, False)
+    assert again.navigation.path == first.navigation.path
+    assert len(world.store.outcomes(world.tenant, world.name)) == 1
+    assert len(world.audits()) == 1
+
+
+# --------------------------------------------------------------------------------------- audit
+
+
+async def test_every_operation_queues_exactly_one_audit_event_describing_it() -> None:
+    world = make_world()
+    caller = world.caller()
+    await world.navigate()
+    await world.navigator.retrieve(caller, world.name, RetrieveRequest("gamma", k=3))
+    await world.navigator.search(caller, world.name, {"topic": "beta"})
+    await world.navigator.documents(caller, world.name, "a", 2)
+    records = world.audits()
+    assert [r["operation"] for r in records] == ["navigate", "retrieve", "search", "documents"]
+    assert [r["returned_ids"] for r in records] == [["a", "b"], ["c"], ["b"], ["b", "c"]]
+    assert records[3]["query"] == "documents limit=2 after=a"
+    assert {r["action"] for r in records} == {"corpus:Notes:query"}
+    assert all(r["principal"] == "agent" for r in records)
+
+
+async def test_the_query_text_is_left_out_of_the_audit_when_asked_but_its_digest_is_kept() -> None:
+    world = make_world(audit_query_text=False)
+    await world.navigate("alpha beta")
+    [record] = world.audits()
+    assert record["query"] is None
+    assert record["query_digest"] == hashlib.sha256(b"alpha beta").hexdigest()
+
+
+async def test_a_nul_in_the_query_is_audited_as_a_replacement_character_digested_as_sent() -> None:
+    world = make_world()
+    await world.navigator.retrieve(world.caller(), world.name, RetrieveRequest("alpha\x00"))
+    [record] = world.audits()
+    assert record["query"] == "alpha\ufffd"
+    assert record["query_digest"] == hashlib.sha256(b"alpha\x00").hexdigest()
+
+
+# --------------------------------------------------------------------------------------- pages
+
+
+async def test_documents_are_paged_in_id_order_in_scope_with_a_cursor_to_the_next_page() -> None:
+    world = make_world()
+    caller = world.caller(client={"tenant_id": "c1"})
+    first = await world.navigator.documents(caller, world.name, None, 2)
+    last = await world.navigator.documents(caller, world.name, first.next_after, 2)
+    assert [d.id for d in first.documents] == ["a", "b"]
+    assert first.next_after == "b"
+    assert [d.id for d in last.documents] == ["c"]
+    assert last.next_after is None
+
+
+async def test_a_search_ranks_by_the_goals_text_field_or_else_the_whole_goal() -> None:
+    world = make_world()
+    caller = world.caller()
+    by_message = await world.navigator.search(caller, world.name, {"message": "gamma", "x": 1})
+    by_goal = await world.navigator.search(caller, world.name, {"notice": True})
+    assert [d.id for d in by_message.items] == ["c"]
+    assert [d.id for d in by_goal.items] == ["c"]  # "notice" is in the serialised goal
