@@ -34,7 +34,7 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Final, Literal
 
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
@@ -147,6 +147,14 @@ class TracingSettings(BaseSettings):
     def sampler(self) -> Sampler:
         """The sampler `OTEL_TRACES_SAMPLER` / `OTEL_TRACES_SAMPLER_ARG` name (`sampler_from`)."""
         return sampler_from(self.traces_sampler, self.traces_sampler_arg)
+
+
+W3C_PROPAGATOR: Final = CompositePropagator(
+    [TraceContextTextMapPropagator(), W3CBaggagePropagator()]
+)
+"""The propagator `configure_tracing` installs (W3C `traceparent`/`tracestate`, then `baggage`).
+One instance, so that `mnemo_events.tracing` can tell it is the one in place and read and write
+the `traceparent` header directly on the per-record path."""
 
 
 SAMPLERS: Mapping[str, Sampler | None] = {
@@ -304,9 +312,7 @@ def configure_tracing(
     elif traces_endpoint or endpoint:
         url = _http_url(traces_endpoint) if traces_endpoint else traces_url(endpoint or "")
         provider.add_span_processor(BatchSpanProcessor(_otlp_exporter(url)))
-    propagate.set_global_textmap(
-        CompositePropagator([TraceContextTextMapPropagator(), W3CBaggagePropagator()])
-    )
+    propagate.set_global_textmap(W3C_PROPAGATOR)
     configured = Tracing(service=service, endpoint=endpoint, provider=provider)
     with _lock:
         if _current is None:
