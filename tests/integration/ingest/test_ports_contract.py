@@ -6,8 +6,9 @@ as text, for their own tenant only, and a second row with one primary key fails 
 database's verdict; a parked edge is parked once per event, taken (once) when any missing
 document arrives or when it is older than the hold, and its values and arrival time survive a
 re-park; the outbox keeps the order it was given; a unit of work that fails leaves nothing; the
-directory knows a tenant or a store the moment it exists. The last test runs the use case itself
-over each adapter.
+directory knows a tenant or a store the moment it exists; a dead-lettered edge keeps its tenant,
+event id, store, values, arrival time and reason (in memory, and on Kafka's `<topic>.dlt`). The
+use case itself also runs over each adapter.
 """
 
 from __future__ import annotations
@@ -15,21 +16,29 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import asyncpg
 import pytest
+from aiokafka import AIOKafkaConsumer
 from mnemo_axon.compiler import load_deployment
 from mnemo_axon.ir import Deployment
-from mnemo_ingest.adapters import PostgresDirectory, PostgresIngestStore
+from mnemo_events import PERSIST, Envelope, PersistRow
+from mnemo_events.broker import create_broker
+from mnemo_events.dead_letters import REASON
+from mnemo_events.provisioning import ensure_topics
+from mnemo_events.settings import KafkaSettings
+from mnemo_events.topics import dead_letter_topic
+from mnemo_ingest.adapters import KafkaDeadLetters, PostgresDirectory, PostgresIngestStore
 from mnemo_ingest.fakes import MemoryDeadLetters, MemoryDirectory, MemoryIngestStore
-from mnemo_ingest.ports import Directory, IngestStore
-from mnemo_ingest.use_cases import Command, Ingest
+from mnemo_ingest.ports import DeadLetters, Directory, IngestStore
+from mnemo_ingest.use_cases import PRODUCER, Command, Ingest
 from mnemo_store import OutboxEvent, Store, StoreCorpus
 from mnemo_store.applier import apply_deployment
 from mnemo_store.identifiers import store_table
+from mnemo_store.ingest_writes import PendingEdge
 
 DECLARATIONS = """
 axonstore PcDocs_{s} {{
@@ -446,3 +455,110 @@ async def test_the_use_case_parks_then_writes_an_edge_the_same_way_on_both(world
     # a's persisted event and audit; then b's persisted event and audit, and the edge's audit
     assert len(await world.outbox(tenant)) == 5
     assert dead.edges == []
+
+
+# -------------------------------------------------------------------------------- dead letters
+
+Letter = tuple[uuid.UUID, uuid.UUID, str, Mapping[str, object], str, str]
+"""What a dead-lettered edge keeps: tenant, event id, store, values, reason, pending since."""
+
+
+@dataclass
+class Letters:
+    dead_letters: DeadLetters
+    read: Callable[[int], Awaitable[list[Letter]]]
+
+
+@pytest.fixture(params=["memory", "kafka"])
+async def letters(request: pytest.FixtureRequest) -> AsyncIterator[Letters]:
+    if request.param == "memory":
+        memory = MemoryDeadLetters()
+
+        async def kept(count: int) -> list[Letter]:
+            return [
+                (
+                    d.tenant,
+                    d.edge.event_id,
+                    d.edge.store,
+                    d.edge.values,
+                    d.reason,
+                    d.edge.received_at.isoformat(),
+                )
+                for d in memory.edges
+            ]
+
+        yield Letters(memory, kept)
+        return
+    bootstrap = request.getfixturevalue("kafka_bootstrap")
+    topic = f"test.persist.contract.{uuid.uuid4().hex[:10]}.v1"
+    settings = KafkaSettings(bootstrap=bootstrap, partitions=1)
+    await ensure_topics(settings, [topic, dead_letter_topic(topic)])
+    broker = create_broker(settings, client_id="test-ports-contract")
+    await broker.start()
+
+    async def published(count: int) -> list[Letter]:
+        consumer = AIOKafkaConsumer(
+            dead_letter_topic(topic),
+            bootstrap_servers=bootstrap,
+            auto_offset_reset="earliest",
+            group_id=None,
+        )
+        await consumer.start()
+        found: list[Letter] = []
+        try:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + 30
+            while len(found) < count and loop.time() < deadline:
+                for records in (await consumer.getmany(timeout_ms=300)).values():
+                    for record in records:
+                        envelope = Envelope[PersistRow].model_validate_json(record.value)
+                        headers = {k: v.decode() for k, v in record.headers}
+                        assert record.key == str(envelope.tenant).encode()
+                        assert (envelope.producer, envelope.type) == (PRODUCER, PERSIST)
+                        found.append(
+                            (
+                                envelope.tenant,
+                                envelope.event_id,
+                                envelope.data.store,
+                                envelope.data.values,
+                                headers[REASON],
+                                headers["mnemo-pending-since"],
+                            )
+                        )
+        finally:
+            await consumer.stop()
+        return found
+
+    try:
+        yield Letters(KafkaDeadLetters(broker, "test.ingest.contract", topic), published)
+    finally:
+        await broker.stop()
+
+
+async def test_a_dead_lettered_edge_keeps_what_it_was_and_why(letters: Letters) -> None:
+    tenant, other = uuid.uuid4(), uuid.uuid4()
+    since = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    edges = [
+        PendingEdge(1, uuid.uuid4(), "Edges", edge("a", "b"), ("b",), since),
+        PendingEdge(2, uuid.uuid4(), "Edges", edge("a", "c", "s2"), ("a", "c"), since),
+    ]
+    await letters.dead_letters.dead_letter_edge(tenant, edges[0], "never arrived (G2)")
+    await letters.dead_letters.dead_letter_edge(other, edges[1], "outside the edge's scope")
+    assert await letters.read(2) == [
+        (
+            tenant,
+            edges[0].event_id,
+            "Edges",
+            edge("a", "b"),
+            "never arrived (G2)",
+            since.isoformat(),
+        ),
+        (
+            other,
+            edges[1].event_id,
+            "Edges",
+            edge("a", "c", "s2"),
+            "outside the edge's scope",
+            since.isoformat(),
+        ),
+    ]
