@@ -32,7 +32,7 @@ import time
 import urllib.parse
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
@@ -659,9 +659,18 @@ def sql_span(
         yield handle
 
 
+def producer_span(topic: str, *, tenant: str | None = None) -> AbstractContextManager[SpanHandle]:
+    """Publishing to a topic; inject the headers (`mnemo_events.tracing.outgoing_headers`) inside.
+    Under a current span the sampler dropped, the handle over it, with no generator (the relay
+    opens one per outbox event)."""
+    skipped = _unsampled(None)
+    if skipped is not None:
+        return nullcontext(skipped)
+    return _producer_span(topic, tenant)
+
+
 @contextmanager
-def producer_span(topic: str, *, tenant: str | None = None) -> Iterator[SpanHandle]:
-    """Publishing to a topic; inject the headers (`mnemo_events.tracing.outgoing_headers`) inside."""
+def _producer_span(topic: str, tenant: str | None) -> Iterator[SpanHandle]:
     with mnemo_span(f"send {topic}", kind=SpanKind.PRODUCER, tenant=tenant) as handle:
         if handle.recording:
             handle.span.set_attribute(MESSAGING_SYSTEM, "kafka")
