@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "audit",
     "token",
     "navigate",
+    "mcp",
 )
 
 
@@ -44,6 +45,7 @@ COMMAND_MODULE_OF: dict[str, str] = {
     "token": "token",
     "navigate": "navigate",
     "retrieve": "navigate",
+    "mcp": "mcp",
 }
 
 
