@@ -23,6 +23,13 @@ decides at ingest), with no collector and with an OTLP endpoint nobody listens o
 per CPU second of the ingest process, and its ratio to the default's (or the first run's, without
 the default) (target: ≥ 2× at 0.01). `--only sampling` runs just these (written to
 bench/results/ingest_bench_sampling.json), `--sampling-runs 'default,ratio 0.01'` some of them.
+
+`--baseline-ref REF` (with the sampling runs) runs first, side by side with them, the ingest
+service of git commit REF (its libs and services exported with `git archive` into a temporary
+directory put first on PYTHONPATH; the rest of the environment is this checkout's) under its
+default sampler, and each run's ratio is to that one: rows per CPU second against the code as it
+was, since a cheaper write path makes today's default run cheaper too. `BASELINE_REF` is the
+commit before the sampler and the write-path work of issue 22.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ import asyncio
 import json
 import os
 import platform
+import shutil
 import signal
 import socket
 import subprocess
@@ -78,6 +86,9 @@ SAMPLING: tuple[tuple[str, str | None, bool], ...] = (
 )
 """The sampling runs: "default" is today's configuration (no sampler variable: every span is
 recorded); "no collector" sets an OTLP endpoint on a port nobody listens on."""
+BASELINE_REF = "fc56d63"
+"""The last commit before issue 22's sampler and write-path changes (its ingest records every
+span: no sampler variable existed)."""
 
 
 def _url(variable: str, role: str) -> str:
@@ -126,6 +137,20 @@ async def database_cpu(owner: asyncpg.Connection, app_name: str) -> dict[int, fl
         except OSError:
             continue
     return found
+
+
+def export_sources(ref: str, into: Path) -> str:
+    """The libs and services of commit `ref` exported into `into`; returns the PYTHONPATH that
+    puts their `src` directories before this checkout's (installed editable)."""
+    root = Path(__file__).resolve().parents[1]
+    archive = subprocess.run(
+        ["git", "-C", str(root), "archive", ref, "libs", "services"],
+        check=True,
+        capture_output=True,
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    sources = sorted(str(src) for src in into.glob("*/*/src") if src.is_dir())
+    return os.pathsep.join(sources)
 
 
 def free_port() -> int:
@@ -206,9 +231,10 @@ async def run_service(
     batch: int,
     name: str,
     tracing_env: Mapping[str, str] | None = None,
+    pythonpath: str | None = None,
 ) -> dict[str, Any]:
     """One run of the ingest process; `tracing_env` (when given) replaces the caller's tracing
-    variables (`TRACING_VARIABLES`)."""
+    variables (`TRACING_VARIABLES`); `pythonpath` puts other sources first (`export_sources`)."""
     topic = f"bench.persist.{setup.suffix}.{name}.v1"
     persisted = f"bench.persisted.{setup.suffix}.{name}.v1"
     audit = f"bench.audit.{setup.suffix}.{name}.v1"
@@ -234,6 +260,8 @@ async def run_service(
         for variable in TRACING_VARIABLES:
             env.pop(variable, None)
         env.update(tracing_env)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
     log = Path(tempfile.gettempdir()) / f"ingest_bench_{setup.suffix}_{name}.log"
     profile = os.environ.get("INGEST_BENCH_PROFILE")
     command = [sys.executable, "-m", "mnemo_ingest"]
@@ -329,10 +357,25 @@ async def run_service(
 
 
 async def run_sampling(
-    setup: Setup, rows: int, labels: set[str] | None = None
+    setup: Setup, rows: int, labels: set[str] | None = None, baseline_ref: str | None = None
 ) -> list[dict[str, Any]]:
-    """The batched service under each of `SAMPLING` (those of `labels`): its rows per CPU second."""
+    """The batched service under each of `SAMPLING` (those of `labels`): its rows per CPU second;
+    first, with `baseline_ref`, the service of that commit under its default sampler."""
     runs = []
+    if baseline_ref:
+        sources = Path(tempfile.mkdtemp(prefix="ingest_bench_baseline_"))
+        try:
+            run = await run_service(
+                setup,
+                rows=rows,
+                batch=500,
+                name="sampling-baseline",
+                tracing_env={},
+                pythonpath=export_sources(baseline_ref, sources),
+            )
+        finally:
+            shutil.rmtree(sources, ignore_errors=True)
+        runs.append({"label": f"baseline {baseline_ref}", "tracing_env": {}, **run})
     for label, ratio, endpoint in SAMPLING:
         if labels is not None and label not in labels:
             continue
@@ -345,7 +388,9 @@ async def run_sampling(
         name = "sampling-" + label.replace(" ", "-").replace(",", "").replace(".", "p")
         run = await run_service(setup, rows=rows, batch=500, name=name, tracing_env=env)
         runs.append({"label": label, "tracing_env": env, **run})
-    default = next((r for r in runs if r["label"] == "default"), runs[0])
+    default = (
+        runs[0] if baseline_ref else next((r for r in runs if r["label"] == "default"), runs[0])
+    )
     for run in runs:
         run["rows_per_cpu_second_vs_default"] = (
             run["rows_per_service_cpu_second"] / default["rows_per_service_cpu_second"]
@@ -355,14 +400,15 @@ async def run_sampling(
 
 def print_sampling(runs: list[dict[str, Any]]) -> None:
     print(
-        f"{'tracing':<28}{'rows':>8}{'service CPU s':>15}{'rows/CPU s':>12}{'vs default':>12}"
+        f"{'tracing':<28}{'rows':>8}{'service CPU s':>15}{'rows/CPU s':>12}"
+        f"{'vs ' + runs[0]['label'].split()[0]:>14}"
         f"{'committed rows/s':>18}"
     )
     for run in runs:
         print(
             f"{run['label']:<28}{run['rows']:>8}{run['service_cpu_seconds']:>15.2f}"
             f"{run['rows_per_service_cpu_second']:>12.0f}"
-            f"{run['rows_per_cpu_second_vs_default']:>11.2f}x"
+            f"{run['rows_per_cpu_second_vs_default']:>13.2f}x"
             f"{run['committed_rows_per_second']:>18.0f}"
         )
 
@@ -378,6 +424,13 @@ async def main() -> None:
         "--sampling-runs",
         help="comma-separated labels of SAMPLING to run (default: all), e.g. 'default,ratio 0.01'",
     )
+    parser.add_argument(
+        "--baseline-ref",
+        nargs="?",
+        const=BASELINE_REF,
+        help=f"with the sampling runs, first run the ingest of this commit (default {BASELINE_REF})"
+        " and compare each run with it",
+    )
     args = parser.parse_args()
     owner = await asyncpg.connect(OWNER)
     setup = Setup(owner)
@@ -391,7 +444,7 @@ async def main() -> None:
             runs["naive"] = await run_service(setup, rows=args.naive_rows, batch=1, name="naive")
         if args.sampling or args.only == "sampling":
             labels = set(args.sampling_runs.split(",")) if args.sampling_runs else None
-            sampling = await run_sampling(setup, args.sampling_rows, labels)
+            sampling = await run_sampling(setup, args.sampling_rows, labels, args.baseline_ref)
     finally:
         await setup.remove()
         await owner.close()
