@@ -48,24 +48,9 @@ from mnemo_ingest.ports import (
     Directory,
     IngestStore,
     IngestTransaction,
-    Role,
     StoreUse,
 )
 from mnemo_ingest.rows import check_edge, coerce_row, key_text
-
-__all__ = [
-    "DIFFERENT_PAYLOAD",
-    "PRODUCER",
-    "Command",
-    "DeadLetters",
-    "Directory",
-    "Ingest",
-    "Refusal",
-    "Role",
-    "StoreUse",
-    "payload_digest",
-    "persisted_event",
-]
 
 PRODUCER = "mnemo.ingest"
 DIFFERENT_PAYLOAD = "duplicate event id with a different payload"
