@@ -8,6 +8,11 @@ A filter whose columns both stores have applies to each store's own rows. A filt
 only the documents store has (`title == 'x'`) scopes the documents, and an edge is then in scope
 when both its endpoints are documents in scope (`RenderedScope.edges_sql`). A column the documents
 store lacks is refused, naming it.
+
+Each filter is parsed and bound once per query (`compile_scope`) and rendered with named binds
+(`$(pinned_0)`, `$(where_0)`, …): the documents condition and the relations condition, which
+repeats it inside a subquery, share their values. The binds are numbered in one place,
+`render_scope` (`mnemo_axon.where.number_binds`), after the binds the statement has before them.
 """
 
 from __future__ import annotations
@@ -17,7 +22,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from mnemo_axon.errors import UnknownColumnError
-from mnemo_axon.where import UNSCOPED_DIGEST, TableColumns, compile_where
+from mnemo_axon.where import (
+    UNSCOPED_DIGEST,
+    CompiledWhere,
+    TableColumns,
+    bind_filter,
+    number_binds,
+    parse_filter,
+    render_filter,
+)
 
 from mnemo_store.identifiers import quote, store_table
 from mnemo_store.store_corpus import StoreCorpus
@@ -45,6 +58,18 @@ def _blank(text: str | None) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class CompiledScope:
+    """A scope compiled once: conditions with named binds (`$(pinned_0)`, `$(where_0)`, …, see
+    `mnemo_axon.where.placeholders`) on a row of the documents store and on a row of the
+    relations store, the values of the binds, and the scope's digest."""
+
+    sql: str
+    relations_sql: str
+    binds: Mapping[str, object]
+    digest: str
+
+
+@dataclass(frozen=True, slots=True)
 class RenderedScope:
     """A scope as SQL: `sql` is a boolean expression with `$N` placeholders, `params` their values."""
 
@@ -61,55 +86,75 @@ class RenderedScope:
         return self.sql if self.relations_sql is None else self.relations_sql
 
 
+_WHOLE_TENANT = CompiledScope("TRUE", "TRUE", {}, UNSCOPED_DIGEST)
+
+
+def compile_scope(scope: Scope, corpus: StoreCorpus, qualifier: str | None = None) -> CompiledScope:
+    """`scope` for a query over `corpus`'s stores, each filter parsed and bound once; `TRUE` for
+    the whole tenant.
+
+    A pinned scope and a request filter are compiled separately (each binds only its own
+    parameters, under its own bind names) and joined as `(pinned) AND (request)`; the digest then
+    covers both.
+    """
+    parts = [
+        _compile_part(names, text, values, corpus, qualifier)
+        for names, text, values in (
+            ("pinned_", scope.pinned, scope.pinned_params),
+            ("where_", scope.where, scope.params),
+        )
+        if text is not None and not _blank(text)
+    ]
+    if not parts:
+        return _WHOLE_TENANT
+    if len(parts) == 1:
+        return parts[0]
+    pinned, where = parts
+    return CompiledScope(
+        f"({pinned.sql}) AND ({where.sql})",
+        f"({pinned.relations_sql}) AND ({where.relations_sql})",
+        {**pinned.binds, **where.binds},
+        hashlib.sha256(f"pinned:{pinned.digest}\nwhere:{where.digest}".encode()).hexdigest(),
+    )
+
+
 def render_scope(
     scope: Scope, corpus: StoreCorpus, first_param_index: int = 1, qualifier: str | None = None
 ) -> RenderedScope:
-    """`scope` for a query over `corpus`'s stores; `TRUE` for the whole tenant.
-
-    A pinned scope and a request filter are compiled separately (each binds only its own
-    parameters) and joined as `(pinned) AND (request)`; the digest then covers both.
-    """
-    parts: list[tuple[str, str, tuple[object, ...], str]] = []
-    index = first_param_index
-    for text, values in ((scope.pinned, scope.pinned_params), (scope.where, scope.params)):
-        if text is None or _blank(text):
-            continue
-        sql, edges_sql, params, digest, index = _render_part(text, values, corpus, index, qualifier)
-        parts.append((sql, edges_sql, params, digest))
-    if not parts:
-        return RenderedScope("TRUE", (), UNSCOPED_DIGEST)
-    if len(parts) == 1:
-        sql, edges_sql, params, digest = parts[0]
-        return RenderedScope(sql, params, digest, None if edges_sql == sql else edges_sql)
-    (pinned_sql, pinned_edges, pinned_params, pinned_digest), (sql, edges_sql, params, digest) = (
-        parts
+    """`compile_scope`, its binds numbered in one place (`number_binds`) after the
+    `first_param_index - 1` binds the statement places before them."""
+    compiled = compile_scope(scope, corpus, qualifier)
+    numbered = number_binds(
+        (compiled.sql, compiled.relations_sql), compiled.binds, first_param_index
     )
-    combined = hashlib.sha256(f"pinned:{pinned_digest}\nwhere:{digest}".encode()).hexdigest()
-    documents = f"({pinned_sql}) AND ({sql})"
-    edges = f"({pinned_edges}) AND ({edges_sql})"
-    return RenderedScope(
-        documents, pinned_params + params, combined, None if edges == documents else edges
-    )
+    sql, edges = numbered.texts
+    return RenderedScope(sql, numbered.params, compiled.digest, None if edges == sql else edges)
 
 
-def _render_part(
+def _compile_part(
+    names: str,
     text: str,
     values: Mapping[str, object],
     corpus: StoreCorpus,
-    index: int,
     qualifier: str | None,
-) -> tuple[str, str, tuple[object, ...], str, int]:
-    """One filter as (documents SQL, relations SQL, params, digest, next parameter index)."""
+) -> CompiledScope:
+    """One filter, parsed and bound once, rendered for the rows of both stores when they both
+    have its columns, else for the documents and, for an edge, its two ends among them."""
+    bound = bind_filter(parse_filter(text), values, text)
     documents = TableColumns.from_store(corpus.documents)
     relations = TableColumns.from_store(corpus.relations)
+
+    def render(tables: list[TableColumns], on: str | None) -> CompiledWhere:
+        return render_filter(bound, tables, qualifier=on, source=text, named=names)
+
     try:
-        both = compile_where(text, values, [documents, relations], index, qualifier=qualifier)
+        both = render([documents, relations], qualifier)
     except UnknownColumnError:
         pass  # a column the relations store lacks: scope the documents, edges by their ends
     else:
-        return both.sql, both.sql, both.params, both.scope_digest, both.next_param_index
-    own = compile_where(text, values, [documents], index, qualifier=qualifier)
-    inner = compile_where(text, values, [documents], index, qualifier="axon_scoped")
+        return CompiledScope(both.sql, both.sql, _binds(both), both.scope_digest)
+    own = render([documents], qualifier)
+    inner = render([documents], "axon_scoped")  # the same binds: numbered once, used twice
     members = (
         f"SELECT axon_scoped.{quote(corpus.id_column)}::text"
         f" FROM {store_table(corpus.documents.name)} AS axon_scoped WHERE {inner.sql}"
@@ -120,5 +165,8 @@ def _render_part(
         else f'"{qualifier}".{quote(column)}::text IN ({members})'
         for column in (corpus.from_column, corpus.to_column)
     ]
-    edges = f"({ends[0]} AND {ends[1]})"
-    return own.sql, edges, own.params, own.scope_digest, own.next_param_index
+    return CompiledScope(own.sql, f"({ends[0]} AND {ends[1]})", _binds(own), own.scope_digest)
+
+
+def _binds(compiled: CompiledWhere) -> dict[str, object]:
+    return dict(zip(compiled.bind_names, compiled.params, strict=True))

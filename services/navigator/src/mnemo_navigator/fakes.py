@@ -4,7 +4,7 @@ They keep what the use cases rely on, checked against the Postgres adapters by o
 (tests/integration/navigator/test_ports_contract.py):
 
 - every tenant's rows, memory, outbox and inbox are its own (row-level security's promise);
-- a scope is the real one: it is rendered by `mnemo_store.scope.render_scope` first (so a filter
+- a scope is the real one: it is compiled by `mnemo_store.scope.compile_scope` first (so a filter
   the store refuses is refused here too), then evaluated row by row; a filter naming a column the
   relations store lacks scopes the edges by their two ends, as in Postgres;
 - every write statement moves the revision of the corpora reading the store by one, a deletion
@@ -56,7 +56,7 @@ from mnemo_store.outcomes import StoredOutcome
 from mnemo_store.refresh import ChangedDocument, ChangedEdges, GraphRows, merge
 from mnemo_store.reinforcement import MAX_WEIGHT, MIN_WEIGHT, batch
 from mnemo_store.retrieval import MAX_QUERY_TERMS, FoundDocument
-from mnemo_store.scope import render_scope
+from mnemo_store.scope import compile_scope
 
 from mnemo_navigator.ports import CorpusEntry
 
@@ -457,7 +457,7 @@ def _in_scope(
 ) -> tuple[list[Row], list[Row]]:
     """The tenant's documents and edges of `corpus` in `scope` (the edges are the stored rows:
     a reinforcement updates them in place)."""
-    render_scope(scope, corpus)  # refuses what Postgres would refuse, with the same error
+    compile_scope(scope, corpus)  # refuses what Postgres would refuse, with the same error
     documents = state.rows.get(corpus.documents.name, [])
     relations = state.rows.get(corpus.relations.name, []) if edges else []
     kept_documents = list(documents)
@@ -493,7 +493,7 @@ def _matches(bound: Filter, row: Mapping[str, object], store: StoreDecl) -> bool
 
 def _holds(condition: Condition, row: Mapping[str, object], store: StoreDecl) -> bool:
     column = store.column(condition.column)
-    assert column is not None  # render_scope refused a filter naming an unknown column
+    assert column is not None  # compile_scope refused a filter naming an unknown column
     actual = row.get(condition.column)
     value = condition.value
     if isinstance(value, NullValue):

@@ -63,7 +63,7 @@ from mnemo_store.graph_cache import (
 from mnemo_store.outcomes import StoredOutcome
 from mnemo_store.refresh import GraphRows
 from mnemo_store.retrieval import FoundDocument
-from mnemo_store.scope import render_scope
+from mnemo_store.scope import compile_scope
 
 from mnemo_navigator.errors import (
     CorpusNotServedError,
@@ -310,7 +310,7 @@ class Navigator:
                 pinned_params={"client": dict(principal.client)},
             )
         try:
-            rendered = render_scope(scope, corpus)
+            compiled = compile_scope(scope, corpus)
         except FilterError as error:
             if principal.client and _pinned_fails(scope, corpus):
                 raise ScopeForbiddenError(
@@ -318,7 +318,7 @@ class Navigator:
                     f"'client' claim: {error}"
                 ) from error
             raise InvalidRequestError(f"where: {error}") from error
-        return scope, rendered.digest
+        return scope, compiled.digest
 
     # -- navigate
 
@@ -641,7 +641,7 @@ def _built(
 
 def _pinned_fails(scope: Scope, corpus: StoreCorpus) -> bool:
     try:
-        render_scope(Scope(where=scope.pinned, params=scope.pinned_params), corpus)
+        compile_scope(Scope(where=scope.pinned, params=scope.pinned_params), corpus)
     except FilterError:
         return True
     return False

@@ -4,6 +4,7 @@ from mnemo_axon.where.binder import bind_filter
 from mnemo_axon.where.compiler import compile_where
 from mnemo_axon.where.formatter import format_filter
 from mnemo_axon.where.parser import parse_filter
+from mnemo_axon.where.placeholders import NumberedBinds, named_bind, number_binds
 from mnemo_axon.where.renderer import UNSCOPED_DIGEST, CompiledWhere, TableColumns, render_filter
 from mnemo_axon.where.syntax import (
     MAX_COLUMN_BYTES,
@@ -34,6 +35,7 @@ __all__ = [
     "Filter",
     "NullValue",
     "NumberValue",
+    "NumberedBinds",
     "Operator",
     "ParameterRef",
     "StringValue",
@@ -45,6 +47,8 @@ __all__ = [
     "bind_filter",
     "compile_where",
     "format_filter",
+    "named_bind",
+    "number_binds",
     "parse_filter",
     "render_filter",
 ]

@@ -21,12 +21,16 @@ def compile_where(
     first_param_index: int = 1,
     *,
     qualifier: str | None = None,
+    named: str | None = None,
 ) -> CompiledWhere:
     """Compile a `where:` filter for every table of `tables` (all must have its columns).
 
     Raises a FilterError subclass (with `.position` and `.code`) for any problem of the text or the
     parameters, and RenderArgumentError for a bad `tables`, `first_param_index` or `qualifier`.
+    With `named`, the values are named binds (`render_filter`, `placeholders.number_binds`).
     """
     parsed = parse_filter(filter_text)
     bound = bind_filter(parsed, params, filter_text)
-    return render_filter(bound, tables, first_param_index, qualifier=qualifier, source=filter_text)
+    return render_filter(
+        bound, tables, first_param_index, qualifier=qualifier, source=filter_text, named=named
+    )

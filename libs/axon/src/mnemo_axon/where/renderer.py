@@ -1,4 +1,5 @@
-"""Rendering a bound filter to SQL text with `$N` placeholders and the typed values to bind.
+"""Rendering a bound filter to SQL text with `$N` placeholders (or named binds, `$(name)`, see
+`placeholders`) and the typed values to bind.
 
 The SQL text is built only from: double-quoted column names that passed the filter grammar and
 exist in every table; the operator's own spelling; `$N::<type>` placeholders whose type comes from
@@ -31,6 +32,7 @@ from mnemo_axon.errors import (
     UnknownColumnError,
 )
 from mnemo_axon.ir import StoreDecl, canonical_json
+from mnemo_axon.where.placeholders import named_bind
 from mnemo_axon.where.syntax import (
     BooleanValue,
     Condition,
@@ -92,8 +94,9 @@ class TableColumns:
 
 @dataclass(frozen=True, slots=True)
 class CompiledWhere:
-    """A filter ready to run: `sql` uses `$N` placeholders numbered from the first index given,
-    `params` holds the values to bind in that order (already of the Python type asyncpg wants)."""
+    """A filter ready to run: `sql` uses `$N` placeholders numbered from the first index given
+    (or, when rendered `named`, the named binds `bind_names`), `params` holds the values to bind
+    in that order (already of the Python type asyncpg wants)."""
 
     sql: str
     params: tuple[object, ...]
@@ -101,6 +104,8 @@ class CompiledWhere:
     scope_digest: str
     next_param_index: int
     bound: Filter
+    bind_names: tuple[str, ...] = ()
+    """The name of each parameter when rendered with named binds, in order; empty otherwise."""
 
 
 def render_filter(
@@ -110,12 +115,15 @@ def render_filter(
     *,
     qualifier: str | None = None,
     source: str = "",
+    named: str | None = None,
 ) -> CompiledWhere:
     """SQL and bind values for a bound filter applied to every table of `tables`.
 
     Every column must exist in every table, with one type across them (the same SQL and values serve
     each table). `qualifier` prefixes each column (`"d"."tenant_id"`) for use in a join. `source`
-    is the filter text, used only for the line and column of errors.
+    is the filter text, used only for the line and column of errors. With `named`, value `k`
+    (from 0) is the named bind `$(<named><k>)` instead of `$N` (`placeholders.number_binds`
+    numbers them when the statement is assembled; `first_param_index` is then unused).
     """
     if not tables:
         raise RenderArgumentError("render a filter for at least one table")
@@ -129,7 +137,9 @@ def render_filter(
                 "at most 63 bytes)"
             )
         prefix = f'"{qualifier}".'
-    renderer = _Renderer(tables, first_param_index, prefix, source)
+    if named is not None:
+        named_bind(f"{named}0")  # a name prefix that cannot make a plain identifier is refused
+    renderer = _Renderer(tables, first_param_index, prefix, source, named)
     groups = bound.or_groups()
     rendered_groups = []
     for group in groups:
@@ -151,15 +161,23 @@ def render_filter(
         scope_digest=hashlib.sha256(canonical_json(digest_source).encode("utf-8")).hexdigest(),
         next_param_index=first_param_index + len(renderer.params),
         bound=bound,
+        bind_names=tuple(renderer.bind_names),
     )
 
 
 class _Renderer:
     def __init__(
-        self, tables: Sequence[TableColumns], first_index: int, prefix: str, source: str
+        self,
+        tables: Sequence[TableColumns],
+        first_index: int,
+        prefix: str,
+        source: str,
+        named: str | None,
     ) -> None:
         self._tables = tables
         self._first_index = first_index
+        self._named = named
+        self.bind_names: list[str] = []
         self._prefix = prefix
         self._source = source
         self.params: list[object] = []
@@ -237,12 +255,20 @@ class _Renderer:
         self.digest_items.append(
             [condition.column, operator.value, "value", axon_type.value, canonical_value(converted)]
         )
-        placeholder = f"${self._first_index + len(self.params) - 1}::{axon_type.postgres}"
+        placeholder = f"{self._placeholder()}::{axon_type.postgres}"
         if operator is Operator.LIKE:
             # The escape character is stated, never left to a server setting: the binder escaped
             # every interpolated `\\`, `%` and `_` with it.
             return f"{column} LIKE {placeholder} ESCAPE '\\'"
         return f"{column} {operator.value} {placeholder}"
+
+    def _placeholder(self) -> str:
+        """The placeholder of the value just appended to `params`."""
+        k = len(self.params) - 1
+        if self._named is None:
+            return f"${self._first_index + k}"
+        self.bind_names.append(f"{self._named}{k}")
+        return named_bind(self.bind_names[-1])
 
     def _convert(self, condition: Condition, axon_type: AxonType) -> object:
         value = condition.value
