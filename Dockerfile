@@ -19,6 +19,7 @@ WORKDIR /src
 COPY pyproject.toml uv.lock ./
 COPY libs/auth/pyproject.toml libs/auth/
 COPY libs/axon/pyproject.toml libs/axon/
+COPY libs/client/pyproject.toml libs/client/
 COPY libs/corpus/pyproject.toml libs/corpus/
 COPY libs/events/pyproject.toml libs/events/
 COPY libs/mdn/pyproject.toml libs/mdn/
