@@ -19,6 +19,7 @@ import asyncpg
 import pytest
 from mnemo_auth import Principal
 from mnemo_axon.compiler import load_deployment
+from mnemo_axon.errors import UnknownColumnError
 from mnemo_navigator.adapters import PostgresCatalogue, PostgresTransactions
 from mnemo_navigator.fakes import InMemoryCatalogue, InMemoryStore
 from mnemo_navigator.ports import Catalogue, Transactions
@@ -486,3 +487,25 @@ async def test_every_query_of_the_use_cases_leaves_exactly_one_audit_event(world
     assert [d.id for d in page.documents] == ["a", "b"]
     assert page.next_after == "b"
     assert len(await world.outbox(tenant)) == 4
+
+
+async def test_of_two_concurrent_claims_of_one_request_exactly_one_wins(world: World) -> None:
+    tenant = await world.new_tenant()
+    request = uuid.uuid4()
+
+    async def claim() -> bool:
+        async with world.transactions.tenant(tenant) as work:
+            return await work.inbox.claim("navigator", request)
+
+    assert sorted(await asyncio.gather(claim(), claim())) == [False, True]
+
+
+async def test_a_filter_naming_a_column_the_documents_lack_is_refused_before_any_read(
+    world: World,
+) -> None:
+    tenant = await filled(world)
+    async with world.transactions.tenant(tenant, read_only=True) as work:
+        with pytest.raises(UnknownColumnError, match="unknown column 'colour'"):
+            await work.graph.load(world.corpus, Scope(where="colour == 'red'"), LIMITS)
+        with pytest.raises(UnknownColumnError):
+            await work.graph.documents_page(world.corpus, None, 5, Scope(where="colour == 'r'"))
