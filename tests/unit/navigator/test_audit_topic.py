@@ -8,6 +8,7 @@ import pytest
 from mnemo_auth import Principal
 from mnemo_events.topics import AUDIT
 from mnemo_navigator.app import build_navigator
+from mnemo_navigator.fakes import InMemoryCatalogue, InMemoryStore
 from mnemo_navigator.settings import Settings
 from mnemo_navigator.use_cases import Caller, Navigator
 
@@ -27,5 +28,5 @@ def test_query_audit_events_go_to_the_configured_topic(
 ) -> None:
     for name, value in environment.items():
         monkeypatch.setenv(name, value)
-    navigator = build_navigator(Settings(), transactions=None, catalogue=None)  # type: ignore[arg-type]
+    navigator = build_navigator(Settings(), InMemoryStore(), InMemoryCatalogue())
     assert audit_topic_of(navigator) == expected
