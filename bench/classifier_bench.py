@@ -27,12 +27,16 @@ timed), then its event handled as the service handles a batch of one (`new_batch
 handler time per event. Documents are MuSiQue passages; each repetition of the 1,890 passages has
 its capitalised words tagged with the copy's number (`Hilda` -> `Hildaq7`), so a tenant grows with
 new names as a real one does, rather than with a thousand documents titled alike (whose holders
-any index must count). Target: the largest size's median within 1.5x of the smallest's. The
-per-event Postgres read (`StoreCandidates`, the path before issue 22) is timed at the smallest
-size for reference.
+any index must count). Target: the largest size's median within 1.5x of the smallest's.
+
+The cold row times, at each size, the per-event Postgres read (`StoreCandidates`: the path of a
+scope not held in memory, one too large for the index budget or a corpus the index cannot follow):
+`--cold-events` events, each written then handled the same way. Its title lookup is an index
+lookup of the stored title and alias keys (migration 0012); its phrase tests still read the
+scope's rows once per event (`@@` is not leakproof under row-level security).
 
 Usage: python bench/classifier_bench.py [--prior 10000] [--new 1000] [--repeats 3] [--data DIR]
-       [--out FILE] [--service-sizes 10000,100000] [--service-events 200]
+       [--out FILE] [--service-sizes 10000,100000] [--service-events 200] [--cold-events 20]
 """
 
 from __future__ import annotations
@@ -89,6 +93,7 @@ def main() -> None:
     )
     parser.add_argument("--service-sizes", default="")
     parser.add_argument("--service-events", type=int, default=200)
+    parser.add_argument("--cold-events", type=int, default=20)
     args = parser.parse_args()
     if args.service_sizes:
         sizes = [int(size) for size in args.service_sizes.split(",")]
@@ -252,19 +257,18 @@ async def service_rows(args: argparse.Namespace, sizes: list[int]) -> None:
     print()
     print(
         f"{'documents':>10} {'seed s':>7} {'load s':>7} {'index MB':>9} {'median ms':>10}"
-        f" {'p95 ms':>7} {'cands':>6} {'edges':>6}"
+        f" {'p95 ms':>7} {'cands':>6} {'edges':>6} {'cold ms':>8} {'cold p95':>8}"
     )
     for row in rows:
         print(
             f"{row['documents']:>10} {row['seed_seconds']:>7.1f} {row['load_seconds']:>7.1f}"
             f" {row['index_bytes'] / 1e6:>9.0f} {row['indexed_median_ms']:>10.2f}"
             f" {row['indexed_p95_ms']:>7.2f} {row['mean_candidates']:>6.1f}"
-            f" {row['edges_per_event']:>6.1f}"
+            f" {row['edges_per_event']:>6.1f} {row['cold_median_ms']:>8.1f}"
+            f" {row['cold_p95_ms']:>8.1f}"
         )
-    reference = rows[0].get("per_event_postgres_median_ms")
-    if reference is not None:
-        print(f"per-event Postgres read at {rows[0]['documents']}: median {reference:.1f} ms")
     print(f"largest / smallest median: {ratio:.2f} (target <= 1.5)")
+    print("cold: the per-event Postgres read (a scope not held in memory), median and p95")
     out = args.out.with_name(args.out.stem + "_service.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(
@@ -372,12 +376,13 @@ async def service_row(
         "fallbacks": indexed.fallbacks,
         "load_average": os.getloadavg()[0],
     }
-    if size == min(int(s) for s in args.service_sizes.split(",")):
-        reference, _ = await timed(case(per_event), size + 21 + args.service_events, 20)
-        row["per_event_postgres_median_ms"] = statistics.median(reference)
+    cold, _ = await timed(case(per_event), size + 21 + args.service_events, args.cold_events)
+    row["cold_events"] = len(cold)
+    row["cold_median_ms"] = statistics.median(cold)
+    row["cold_p95_ms"] = sorted(cold)[int(0.95 * (len(cold) - 1))]
     print(
         f"  {size:>8}: load {load_seconds:.1f} s, median {row['indexed_median_ms']:.2f} ms,"
-        f" p95 {row['indexed_p95_ms']:.2f} ms",
+        f" p95 {row['indexed_p95_ms']:.2f} ms; cold median {row['cold_median_ms']:.1f} ms",
         flush=True,
     )
     return row

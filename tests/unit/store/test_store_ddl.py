@@ -17,9 +17,12 @@ from mnemo_store.ddl import (
     plan_stores,
 )
 from mnemo_store.identifiers import object_name
+from mnemo_store.title_keys import alias_key_column, title_key_column
 
 FULLTEXT = fulltext_column("title", "body")
 FULLTEXT_INDEX = object_name("Docs", FULLTEXT)
+TITLE_KEY, ALIAS_KEY = title_key_column("title"), alias_key_column("title")
+KEY_INDEXES = {object_name("Docs", TITLE_KEY), object_name("Docs", ALIAS_KEY)}
 DECLARATIONS = """
 axonstore Docs { backend: postgresql
     schema { id: Uuid primary_key  sub: Uuid not_null  title: Text  body: Text  slug: Text unique
@@ -49,13 +52,17 @@ def existing_docs(**changes: object) -> ExistingStore:
         ExistingColumn("note", "text", False),
         ExistingColumn("axon_changed", "xid8", True),
         ExistingColumn(FULLTEXT, "tsvector", False),
+        ExistingColumn(TITLE_KEY, "text", False),
+        ExistingColumn(ALIAS_KEY, "text", False),
     )
     values: dict[str, object] = {
         "name": "Docs",
         "columns": columns,
         "primary_key": ("axon_tenant", "id"),
         "unique": frozenset({("axon_tenant", "slug")}),
-        "indexes": frozenset({FULLTEXT_INDEX, "Docs_pkey", "Docs__slug_key", "Docs__changed_idx"}),
+        "indexes": frozenset(
+            {FULLTEXT_INDEX, "Docs_pkey", "Docs__slug_key", "Docs__changed_idx", *KEY_INDEXES}
+        ),
         "revision_corpora": ("Graph",),
         "reset_corpora": ("Graph",),
     }
@@ -230,6 +237,31 @@ def test_an_existing_documents_store_without_the_full_text_column_gets_it_and_it
     indexed = [i for i, sql in enumerate(docs) if f'USING gin ("axon_tenant", "{FULLTEXT}")' in sql]
     assert indexed
     assert docs.index(added[0]) < indexed[0]
+
+
+def test_a_new_documents_store_gets_its_title_and_alias_keys_stored_and_b_tree_indexed() -> None:
+    sql = "\n".join(step.sql for step in plan_stores(deployment(), Catalog()).steps)
+    for column in (TITLE_KEY, ALIAS_KEY):
+        assert f'"{column}" text GENERATED ALWAYS AS (CASE WHEN octet_length(lower(' in sql
+        assert f'ON "axon_stores"."Docs" ("axon_tenant", "{column}")' in sql
+    assert TITLE_KEY.startswith("axon_title_key_")
+    assert ALIAS_KEY.startswith("axon_alias_key_")
+    assert not [line for line in sql.splitlines() if '"Edges"' in line and "axon_title_key" in line]
+
+
+def test_an_existing_documents_store_without_the_key_columns_gets_them_then_their_indexes() -> None:
+    columns = tuple(c for c in existing_docs().columns if c.name not in (TITLE_KEY, ALIAS_KEY))
+    store = existing_docs(
+        columns=columns, indexes=frozenset({FULLTEXT_INDEX, "Docs_pkey", "Docs__slug_key"})
+    )
+    plan = plan_stores(deployment(), Catalog({"Docs": store}))
+    docs = [step.sql for step in plan.steps if '"Docs"' in step.sql]
+    assert plan.refused == ()
+    for column in (TITLE_KEY, ALIAS_KEY):
+        added = [sql for sql in docs if f'ADD COLUMN "{column}" text GENERATED ALWAYS' in sql]
+        indexed = [sql for sql in docs if f'("axon_tenant", "{column}")' in sql]
+        assert len(added) == len(indexed) == 1
+        assert docs.index(added[0]) < docs.index(indexed[0])
 
 
 def test_two_corpora_mapping_one_store_differently_get_a_column_each() -> None:

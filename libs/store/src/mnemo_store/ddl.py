@@ -17,6 +17,10 @@ index condition: the stored column makes that per-row test cheap (no `to_tsvecto
 7x faster at 100k documents per tenant). Where the superuser has marked `ts_match_vq` leakproof
 (an operator's choice, see the navigator's README), the same queries become GIN index lookups.
 
+The title lookup of the edge classifier reads two more hidden stored columns per title column,
+its title key and alias key (`mnemo_store.title_keys`), each in a b-tree index after the tenant:
+text equality is leakproof, so under row-level security these are index lookups.
+
 Every store also has a hidden change marker, `axon_changed xid8`: the id of the transaction that
 last inserted or updated the row (a default, and a row trigger for updates), indexed after the
 tenant. A graph cache reads only the rows whose marker its snapshot could not see
@@ -54,6 +58,13 @@ from mnemo_store.identifiers import (
     object_name,
     quote,
     store_table,
+)
+from mnemo_store.title_keys import (
+    ALIAS_KEY_PREFIX,
+    TITLE_KEY_PREFIX,
+    alias_key_column,
+    key_columns_sql,
+    title_key_column,
 )
 
 APP_ROLE: Final = "mnemo_app"
@@ -160,12 +171,13 @@ def plan_stores(
         corpora = readers.get(store.name, ())
         identity = identity_columns(deployment, store)
         fulltext = _fulltext_mappings(deployment, store)
+        titles = _title_columns(deployment, store)
         weights = weight_columns(deployment, store)
         if existing is None:
-            steps += _create(store, indexes, corpora, identity, fulltext)
+            steps += _create(store, indexes, corpora, identity, fulltext, titles)
             steps += _weight_grant_steps(store, weights)
             continue
-        steps += _extend(store, existing, indexes, corpora, refused, identity, fulltext)
+        steps += _extend(store, existing, indexes, corpora, refused, identity, fulltext, titles)
         new_weights = [name for name in weights if name not in existing.navigator_updates]
         steps += _weight_grant_steps(store, new_weights)
     return StorePlan(tuple(steps), tuple(refused))
@@ -229,6 +241,11 @@ def _fulltext_mappings(deployment: Deployment, store: StoreDecl) -> list[tuple[s
     return [found[name] for name in sorted(found)]
 
 
+def _title_columns(deployment: Deployment, store: StoreDecl) -> list[str]:
+    """The title columns of the store corpora reading `store` as documents, sorted, each once."""
+    return sorted({documents.title_column for documents in _documents_mappings(deployment, store)})
+
+
 def _documents_mappings(
     deployment: Deployment, store: StoreDecl
 ) -> Iterator[DocumentsStoreMapping]:
@@ -262,6 +279,7 @@ def _create(
     corpora: tuple[str, ...],
     identity: tuple[str, ...] = (),
     fulltext: Sequence[tuple[str, str | None]] = (),
+    titles: Sequence[str] = (),
 ) -> list[PlanStep]:
     table = store_table(store.name)
     lines = [f"{quote(TENANT_COLUMN)} uuid NOT NULL"]
@@ -271,6 +289,7 @@ def _create(
         key = [ROW_ID_COLUMN]
     lines += [_column_sql(column) for column in store.columns]
     lines += [fulltext_column_sql(*mapping) for mapping in fulltext]
+    lines += [column for title in titles for column in key_columns_sql(title)]
     lines.append(_CHANGE_COLUMN_SQL)
     lines.append(f"PRIMARY KEY ({_key_list(key)})")
     for column in store.columns:
@@ -414,6 +433,17 @@ def _indexes(deployment: Deployment, store: StoreDecl) -> list[_Index]:
                 f"full-text index of {store.name} ({documents.title_column}"
                 + (f", {documents.body_column})" if documents.body_column else ")"),
             )
+            for column, kind in (
+                (title_key_column(documents.title_column), "title"),
+                (alias_key_column(documents.title_column), "alias"),
+            ):
+                name = object_name(store.name, column)
+                found[name] = _Index(
+                    name,
+                    f"CREATE INDEX {quote(name)} ON {table}"
+                    f" ({quote(TENANT_COLUMN)}, {quote(column)})",
+                    f"{kind}-key index of {store.name} ({documents.title_column})",
+                )
         if relations is not None and relations.store == store.name:
             name = object_name(store.name, "edge_from_idx")
             columns = [relations.from_column, relations.to_column, relations.etype_column]
@@ -448,10 +478,12 @@ def _extend(
     refused: list[str],
     identity: tuple[str, ...] = (),
     fulltext: Sequence[tuple[str, str | None]] = (),
+    titles: Sequence[str] = (),
 ) -> list[PlanStep]:
     """The additive steps that bring `existing` up to `store`; what only a destructive change could
-    do is appended to `refused` as the statement an operator would run. A missing full-text column
-    is added (Postgres rewrites the table to fill it, under the apply's lock timeout)."""
+    do is appended to `refused` as the statement an operator would run. A missing full-text or
+    title-key column is added (Postgres rewrites the table to fill it, under the apply's lock
+    timeout)."""
     table = store_table(store.name)
     for difference in _TABLE_DIFFERENCES:
         refused += difference(table, store, existing)
@@ -469,6 +501,20 @@ def _extend(
         )
         for mapping in fulltext
         if existing.column(fulltext_column(*mapping)) is None
+    ]
+    steps += [
+        PlanStep(
+            f"add the {kind}-key column of {store.name} ({title})",
+            f"ALTER TABLE {table} ADD COLUMN {sql}",
+        )
+        for title in titles
+        for kind, name, sql in zip(
+            ("title", "alias"),
+            (title_key_column(title), alias_key_column(title)),
+            key_columns_sql(title),
+            strict=True,
+        )
+        if existing.column(name) is None
     ]
     steps += [
         PlanStep(index.description, index.sql)
@@ -570,7 +616,7 @@ def _dropped_columns(table: str, store: StoreDecl, existing: ExistingStore) -> l
         for have in existing.columns
         if have.name not in declared
         and have.name not in hidden
-        and not have.name.startswith(FULLTEXT_PREFIX)
+        and not have.name.startswith((FULLTEXT_PREFIX, TITLE_KEY_PREFIX, ALIAS_KEY_PREFIX))
     ]
 
 
