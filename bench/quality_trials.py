@@ -33,6 +33,7 @@ from typing import Any, TypedDict, Unpack
 import numpy as np
 import quality
 from mnemo_mdn import DEFAULT_PARAMS, Edge, MdnParams, edge_classification
+from mnemo_mdn import frontier as frontier_module
 from mnemo_mdn import mdn_mode as mdn_mode_module
 from mnemo_mdn.edge_classification import FUNCTION_WORDS, ClassifierOptions, TextDocument
 from mnemo_mdn.frontier import Direction, Frontier
@@ -52,6 +53,7 @@ the document is also mentioned by."""
 class Config:
     params: MdnParams = DEFAULT_PARAMS
     direction: Direction = "out"
+    backward: float = 1.0  # frontier.BACKWARD_WEIGHT with direction `both` (before trial 1: 1)
     restart: str = "relevance"  # or "gain", "uncovered mass"
     max_links: int = 10
     qualifier: str = "none"
@@ -60,6 +62,7 @@ class Config:
     named_boost: float = 0.0  # mdn_mode.NAMED_BOOST (before trial 10: none)
     named_first: bool = False  # mdn_mode.NAMED_FIRST (before trial 11: off)
     shared_links: str = "classifier"  # or "rare entities, df <= N", "weight x F"
+    held_credit: float = 0.0  # mdn_mode.HELD_CREDIT (before trial 15: none)
 
 
 @contextmanager
@@ -301,12 +304,17 @@ def uncovered_mass_walk(inputs: WalkInputs) -> Walk:
 
 @contextmanager
 def walk_rules(config: Config) -> Iterator[None]:
-    """The walk the config asks for: its restart rule, and the title-named rules (module
-    constants of `mdn_mode`, swapped in its namespace for the run)."""
+    """The walk the config asks for: its restart rule, the title-named rules and the credit of
+    documents adding no query term (module constants of `mdn_mode`), and the weight of a link
+    followed backward (`frontier.BACKWARD_WEIGHT`), swapped in their namespaces for the run."""
     namespace = vars(mdn_mode_module)
     original = dict(namespace)
+    frontier_namespace = vars(frontier_module)
+    backward = frontier_namespace["BACKWARD_WEIGHT"]
     namespace["NAMED_BOOST"] = config.named_boost
     namespace["NAMED_FIRST"] = config.named_first
+    namespace["HELD_CREDIT"] = config.held_credit
+    frontier_namespace["BACKWARD_WEIGHT"] = config.backward
     if config.restart == "gain":
         namespace["walk"] = gain_restart_walk
     elif config.restart == "uncovered mass":
@@ -314,8 +322,9 @@ def walk_rules(config: Config) -> Iterator[None]:
     try:
         yield
     finally:
-        for name in ("NAMED_BOOST", "NAMED_FIRST", "walk"):
+        for name in ("NAMED_BOOST", "NAMED_FIRST", "HELD_CREDIT", "walk"):
             namespace[name] = original[name]
+        frontier_namespace["BACKWARD_WEIGHT"] = backward
 
 
 def rare_entity_links(documents: Sequence[TextDocument], most: int) -> list[Edge]:
@@ -517,7 +526,16 @@ def replaced(c: Config, **changes: Any) -> Config:
 
 
 TRIALS: list[tuple[str, Callable[[Config], list[tuple[str, Config]]]]] = [
-    ("1 direction", lambda c: [(v, replaced(c, direction=v)) for v in ("out", "both")]),
+    (
+        "1 direction",
+        lambda c: [
+            ("out", replaced(c, direction="out", backward=1.0)),
+            *(
+                (f"both, backward x {v:g}", replaced(c, direction="both", backward=v))
+                for v in (1.0, 0.5, 0.25)
+            ),
+        ],
+    ),
     (
         "2 restart rule",
         lambda c: [
@@ -585,6 +603,13 @@ TRIALS: list[tuple[str, Callable[[Config], list[tuple[str, Config]]]]] = [
         lambda c: [
             ("classifier's weights", replaced(c, shared_links="classifier")),
             *((f"weight x {v:g}", replaced(c, shared_links=f"weight x {v}")) for v in (0.25, 0.5)),
+        ],
+    ),
+    (
+        "15 linked documents adding no query term",
+        lambda c: [
+            ("unreachable (gain < ε)", replaced(c, held_credit=0.0)),
+            *((f"step worth {v:g}·q(d)", replaced(c, held_credit=v)) for v in (0.1, 0.3, 0.5)),
         ],
     ),
 ]

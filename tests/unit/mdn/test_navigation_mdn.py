@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 from mnemo_mdn import (
+    DEFAULT_PARAMS,
     RELATION_TYPES,
     CorpusGraph,
     Document,
@@ -20,8 +21,8 @@ from mnemo_mdn import (
     epr,
     navigate,
 )
-from mnemo_mdn.frontier import negative_incidence
-from mnemo_mdn.mdn_mode import NAMED_BOOST
+from mnemo_mdn.frontier import BACKWARD_WEIGHT, Frontier, negative_incidence
+from mnemo_mdn.mdn_mode import HELD_CREDIT, NAMED_BOOST
 from mnemo_mdn.relations import Polarity
 
 
@@ -153,14 +154,32 @@ def test_a_restart_document_can_be_followed_by_its_own_edges() -> None:
     assert walk.hits[2].via == Via("g", "depend", 0.8)
 
 
-def test_restarts_pick_by_relevance_even_when_the_document_adds_no_new_term(
-    fork: CorpusGraph,
-) -> None:
-    # After `b`, `a` covers nothing new; the spec's restart rule only asks for r(a) > 0.
-    walk = navigate(fork, "alpha beta", seed="s", budget=3)
+def test_restarts_pick_by_relevance_even_when_the_document_adds_no_new_term() -> None:
+    # After `b`, `a` covers nothing new and no edge leads to it; the spec's restart rule only asks
+    # for r(a) > 0.
+    graph = CorpusGraph.build(
+        [Document("s", "alpha"), Document("a", "beta"), Document("b", "beta")],
+        [Edge("s", "b", "cite", 0.9)],
+    )
+    walk = navigate(graph, "alpha beta", seed="s", budget=3)
     assert walk.path == ("s", "b", "a")
     assert walk.hits[2].restart
     assert walk.hits[2].gain == 0.0
+
+
+def test_a_linked_document_adding_no_new_term_is_a_step_worth_its_held_query_weight(
+    fork: CorpusGraph,
+) -> None:
+    # After `b`, `a` covers nothing new, but `s` cites it: a step valued HELD_CREDIT·q(a)·c·π
+    # (trial 15 of bench/README.md), not a restart.
+    walk = navigate(fork, "alpha beta", seed="s", budget=3)
+    assert walk.path == ("s", "b", "a")
+    hit = walk.hits[2]
+    assert not hit.restart
+    assert hit.gain == 0.0
+    assert hit.via == Via("s", "cite", 0.2)
+    held = idf(3, 2)  # q(a): `a` holds `beta`, which two of the three documents have
+    assert hit.score == pytest.approx(HELD_CREDIT * held * 0.2 * trust_factor(fork, "a"))
 
 
 def test_the_budget_counts_the_seed_and_stops_the_walk(fork: CorpusGraph) -> None:
@@ -299,3 +318,20 @@ def test_negative_incidence_lists_exactly_the_distrust_edges_touching_each_docum
             and document in (graph.edge_source[k], graph.edge_target[k])
         }
         assert set(incidence.of(document).tolist()) == expected
+
+
+def test_an_edge_followed_against_its_direction_counts_a_quarter_of_its_weight() -> None:
+    # `f` cites `s` (1.0) and `s` cites `d` (0.4): from `s`, walking both ways, `d` is the
+    # stronger link (0.4 against 1.0·BACKWARD_WEIGHT), trial 1 of bench/README.md.
+    graph = CorpusGraph.build(
+        [Document("s", "alpha"), Document("f", "beta"), Document("d", "beta")],
+        [Edge("f", "s", "cite", 1.0), Edge("s", "d", "cite", 0.4)],
+    )
+    frontier = Frontier(graph, "both", DEFAULT_PARAMS.negative_link_factor)
+    frontier.add(graph.index["s"])
+    assert BACKWARD_WEIGHT == 0.25
+    assert frontier.strength[graph.index["f"]] == pytest.approx(0.25)
+    assert frontier.strength[graph.index["d"]] == pytest.approx(0.4)
+    walk = navigate(graph, "alpha beta", seed="s", budget=2, direction="both")
+    assert walk.path == ("s", "d")
+    assert walk.hits[1].via == Via("s", "cite", 0.4)

@@ -1,15 +1,16 @@
 """The frontier of a walk: documents one edge away from the selected set, and how strongly linked.
 
 `c(d | S)` is the largest `weight · ρ(polarity)` over the edges joining a selected document to `d`
-(`s → d`; with `direction="both"` also `d → s`), and the edge achieving it is `via(d)`. Ties between
-edges go to the selected document earliest in document order, then to the forward edge, then to the
-type earliest in the catalog, so the result never depends on the order edges were given in.
+(`s → d`; with `direction="both"` also `d → s`, followed against its direction at
+`BACKWARD_WEIGHT` of its weight), and the edge achieving it is `via(d)`. Ties between edges go to
+the selected document earliest in document order, then to the forward edge, then to the type
+earliest in the catalog, so the result never depends on the order edges were given in.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -19,6 +20,13 @@ from mnemo_mdn.graph import STRUCTURAL_MEMO_PREFIX, CorpusGraph, FloatArray, Ind
 from mnemo_mdn.relations import Polarity
 
 Direction = Literal["out", "both"]
+
+BACKWARD_WEIGHT: Final = 0.25
+"""An edge followed against its direction (`direction="both"`: from the document it points to, to
+the one it points from) counts this share of its weight (trial 1 of bench/README.md's ledger). A
+document cites what it builds on: from a film to its director is the way the citation reads; from
+the director back to every film that names them is a crowd, and on 2WikiMultiHopQA at full weight
+it led the walk away from the second film's director."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +108,7 @@ class Frontier:
         if not len(edges):
             return
         rho = np.where(graph.edge_polarity[edges] == Polarity.NEGATIVE, self._negative_factor, 1.0)
-        strength = graph.edge_weight[edges] * rho
+        strength = graph.edge_weight[edges] * rho * np.where(backward, BACKWARD_WEIGHT, 1.0)
         etype = graph.edge_type[edges]
         # Best edge per neighbour: strongest, then forward, then earliest type (lexsort: last key
         # is primary).

@@ -10,6 +10,13 @@ by `1 + NAMED_BOOST` for the seed and restarts; and before any frontier step, an
 document the query names that still adds query terms (gain at least ε) is taken first, by that
 boosted `r(d)·π(d)` (a restart): a question naming two things starts from both, and the edges then
 lead from each.
+
+A third rule (trial 15): a frontier document that adds no query term (gain below ε) is still a
+step, valued by `HELD_CREDIT · q(d)`, `q(d)` the weight of the query terms it holds, instead of
+being unreachable. The document a chain's next hop lands on rarely repeats a query word the walk
+has not seen (the director's mother's passage names the director, not `mother`); before, any
+neighbour with one new query word, however weakly linked, went first, and past those the walk
+restarted on relevance.
 """
 
 from __future__ import annotations
@@ -31,6 +38,8 @@ NAMED_BOOST: Final = 0.5
 """A document the query names by its title seeds and restarts with `r(d)·(1 + NAMED_BOOST)`."""
 NAMED_FIRST: Final = True
 """Whether documents the query names (adding query terms) are taken before frontier steps."""
+HELD_CREDIT: Final = 0.3
+"""A frontier document adding no query term steps with value `HELD_CREDIT · q(d)` (0: never)."""
 
 
 def trust(inputs: WalkInputs) -> FloatArray:
@@ -63,6 +72,7 @@ def walk(inputs: WalkInputs) -> Walk:
     candidate_rank = rank[candidates]
     candidate_pi = pi[candidates]
     matching = view.relevance[candidates] > 0.0
+    held = view.contains @ view.weights  # q(d): the query weight each candidate holds
 
     if inputs.seed is not None:
         first = seed_document(graph, inputs.seed)
@@ -91,17 +101,19 @@ def walk(inputs: WalkInputs) -> Walk:
     reason = BUDGET_REACHED
     while len(steps) < inputs.budget:
         gains = view.gains(covered)
+        adds = gains >= params.epsilon
+        value = np.where(adds, gains, HELD_CREDIT * held)  # what a frontier step is worth
         strength = frontier.strength[candidates]
-        informative = unselected & (strength > 0.0) & (gains >= params.epsilon)
-        named = unselected & inputs.named & (gains >= params.epsilon) if NAMED_FIRST else None
+        informative = unselected & (strength > 0.0) & (value >= params.epsilon)
+        named = unselected & inputs.named & adds if NAMED_FIRST else None
         if named is not None and named.any():
             # The query names one: reached by an edge when one leads there, else a restart.
-            row = earliest_best(gains * strength * candidate_pi, informative & named)
+            row = earliest_best(value * strength * candidate_pi, informative & named)
             restart = row is None
             if restart:
                 row = earliest_best(candidate_rank, named)
         else:
-            row = earliest_best(gains * strength * candidate_pi, informative)
+            row = earliest_best(value * strength * candidate_pi, informative)
             restart = False
         if row is None:
             # Nothing informative is reachable: restart at the best-ranked match left.
@@ -121,7 +133,7 @@ def walk(inputs: WalkInputs) -> Walk:
         else:
             step = Step(
                 document=document,
-                score=float(gains[row] * strength[row] * candidate_pi[row]),
+                score=float(value[row] * strength[row] * candidate_pi[row]),
                 gain=float(gains[row]),
                 via_edge=int(frontier.via_edge[document]),
                 via_from=int(frontier.via_from[document]),
