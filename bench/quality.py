@@ -31,7 +31,8 @@ what tells an engine run and a service run apart when their recall differs.
 
 Usage: python bench/quality.py [--dataset musique|twowiki] [--data DIR] [--format musique|simple]
        [--mode engine|service]
-       [--direction out|both] [--budget 5] [--out bench/results/quality.json] [--edges-out FILE]
+       [--direction out|both] [--budget 5] [--passages N] [--out bench/results/quality.json]
+       [--edges-out FILE]
 """
 
 from __future__ import annotations
@@ -136,6 +137,14 @@ def load_simple(data: Path) -> Dataset:
 
 
 LOADERS: dict[str, Callable[[Path], Dataset]] = {"musique": load_musique, "simple": load_simple}
+
+
+def head(dataset: Dataset, passages: int) -> Dataset:
+    """The first `passages` passages and the questions all of whose supporting passages are among
+    them (both vendored corpora keep each question's context together, in question order): the
+    slice the service-mode regression test runs."""
+    questions = tuple(q for q in dataset.questions if max(q.supporting, default=-1) < passages)
+    return Dataset(dataset.passages[:passages], questions)
 
 
 def recall(ranked: Sequence[str], gold: frozenset[int], k: int) -> float:
@@ -264,12 +273,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         help=f"default: the navigator's ({DIRECTION}); service mode then sends none",
     )
     parser.add_argument("--budget", type=int, default=5)
+    parser.add_argument(
+        "--passages",
+        type=int,
+        help="only the first N passages and the questions they hold every supporting passage of",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "quality.json")
     parser.add_argument("--edges-out", type=Path, help="also write the edges here (JSON)")
     args = parser.parse_args(argv)
 
     data, data_format = DATASETS[args.dataset]
     dataset = LOADERS[args.format or data_format](args.data or data)
+    if args.passages is not None:
+        dataset = head(dataset, args.passages)
     started = time.perf_counter()
     if args.mode == "engine":
         results, edges = run_engine(

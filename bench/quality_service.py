@@ -47,7 +47,7 @@ from quality import DIRECTION, Dataset, Results, bm25_ranking, passage_id, recal
 from service_processes import Services, graph_declarations, lag
 
 LOGS = Path(__file__).resolve().parent / "results" / "quality_service_logs"
-SETTLE_SECONDS = 6.0
+SETTLE_SECONDS = 3.0
 WAIT_SECONDS = 1800.0
 
 
