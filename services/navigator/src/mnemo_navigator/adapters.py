@@ -6,17 +6,16 @@ reads the registry and the tenants table.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
 
 import asyncpg
 from mnemo_store import EdgeDelta, GraphArrays, LoadLimits, OutboxEvent, Scope, Store, StoreCorpus
 from mnemo_store.outcomes import StoredOutcome
 from mnemo_store.refresh import GraphRows
+from mnemo_store.registry import read_corpus
 from mnemo_store.retrieval import FoundDocument
 from mnemo_store.unit_of_work import TenantTransaction
 
@@ -32,15 +31,10 @@ class PostgresCatalogue:
         self._pool = pool
 
     async def corpus(self, corpus_id: str) -> CorpusEntry | None:
-        row = await self._pool.fetchrow(
-            "SELECT corpus_id, status, kind, definition::text AS definition"
-            " FROM mnemo.corpora WHERE corpus_id = $1",
-            corpus_id,
-        )
+        row = await read_corpus(self._pool, corpus_id)
         if row is None:
             return None
-        definition: dict[str, Any] = json.loads(row["definition"])
-        return CorpusEntry(row["corpus_id"], row["status"], row["kind"], definition)
+        return CorpusEntry(row.corpus_id, row.status, row.kind, row.definition)
 
     async def tenant_exists(self, tenant: uuid.UUID) -> bool:
         return bool(await self._pool.fetchval(_TENANT_EXISTS, tenant))
