@@ -142,10 +142,12 @@ def test_a_navigate_request_over_kafka_is_answered_by_request_id(navigator: Runn
                     producer="test",
                     event_type=NAVIGATE_REQUESTED,
                 )
+                token = navigator.headers(navigator.tenant_a, {"tenant_id": "c2"})["Authorization"]
                 await producer.send_and_wait(
                     navigator.requests_topic,
                     envelope.model_dump_json().encode(),
                     key=str(navigator.tenant_a).encode(),
+                    headers=[("authorization", token.encode())],
                 )
             finally:
                 await producer.stop()

@@ -25,3 +25,23 @@ def test_a_client_that_names_no_end_client_is_refused(client: object) -> None:
 def test_a_named_client_and_no_client_are_accepted() -> None:
     assert _request({"tenant_id": "c1"}).client == {"tenant_id": "c1"}
     assert _request(None).client is None
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        {"query": "a\x00b"},
+        {"where": "title = 'a\x00'"},
+        {"from_id": "\x00"},
+        {"params": {"p": "x\x00"}},
+        {"params": {"p\x00": "x"}},
+    ],
+    ids=repr,
+)
+def test_a_nul_in_any_text_postgres_would_receive_is_refused_at_decoding(
+    field: dict[str, object],
+) -> None:
+    with pytest.raises(ValidationError):
+        NavigateRequested.model_validate(
+            {"request_id": str(uuid.uuid4()), "corpus": "Memory", "query": "q", **field}
+        )

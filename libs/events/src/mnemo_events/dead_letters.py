@@ -22,6 +22,9 @@ ORIGIN_TOPIC = "mnemo-dlt-origin-topic"
 ORIGIN_PARTITION = "mnemo-dlt-origin-partition"
 ORIGIN_OFFSET = "mnemo-dlt-origin-offset"
 DEAD_LETTERED_AT = "mnemo-dlt-at"
+AUTHORIZATION = "authorization"
+"""The header a record carries its caller's bearer token in (`Bearer <token>`); never copied into
+a dead letter, so a dead-letter topic holds no credentials."""
 MAX_REASON_CHARS = 2000
 
 
@@ -53,14 +56,18 @@ class DeadLetter:
 
 
 def dead_letter_headers(letter: DeadLetter, consumer: str) -> dict[str, str]:
-    """The original headers (decoded as UTF-8; Kafka allows repeated names, the last one wins) and
-    the explanation headers."""
+    """The original headers but a bearer token (decoded as UTF-8; Kafka allows repeated names, the
+    last one wins) and the explanation headers."""
     reason = (
         letter.reason
         if len(letter.reason) <= MAX_REASON_CHARS
         else letter.reason[:MAX_REASON_CHARS] + "…"
     )
-    headers = {name: value.decode("utf-8", "replace") for name, value in letter.delivery.headers}
+    headers = {
+        name: value.decode("utf-8", "replace")
+        for name, value in letter.delivery.headers
+        if name.lower() != AUTHORIZATION
+    }
     headers.update(
         {
             REASON: reason,

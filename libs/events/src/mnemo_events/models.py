@@ -61,20 +61,27 @@ ClientClaim = Annotated[
 is refused, never read as "no client" (that would widen the request to the whole tenant)."""
 
 
+NoNul = Field(pattern=r"^[^\x00]*$")
+"""Text that reaches Postgres (a query remembered, a filter, a parameter): no NUL character,
+which Postgres text cannot hold; refused at decoding, so the record is dead-lettered at once."""
+RequestParamValue = Annotated[str, NoNul, Field(max_length=4096)] | int | float | bool | None
+
+
 class NavigateRequested(Message):
     """`mnemo.navigate.requested.v1`: a navigation asked for over Kafka, answered by request id.
 
-    `client` plays the part of a token's `client` claim: when present, the corpus's pinned scope
-    template binds from it (Kafka producers are trusted services of the deployment).
+    The record carries the caller's bearer token in its `authorization` header; the navigator
+    takes the tenant and the `client` claim from the token. `client`, when sent, must equal the
+    token's claim (a request naming another end-client is refused, never widened).
     """
 
     request_id: uuid.UUID
     corpus: CorpusId
-    query: Annotated[str, Field(min_length=1, max_length=4096)]
-    from_id: str | None = None
+    query: Annotated[str, NoNul, Field(min_length=1, max_length=4096)]
+    from_id: Annotated[str, NoNul, Field(max_length=1024)] | None = None
     budget: Annotated[int, Field(ge=1, le=1000)] | None = None
-    where: Annotated[str, Field(max_length=4096)] | None = None
-    params: dict[str, ParamValue] = Field(default_factory=dict)
+    where: Annotated[str, NoNul, Field(max_length=4096)] | None = None
+    params: dict[Annotated[str, NoNul], RequestParamValue] = Field(default_factory=dict)
     mode: NavigateMode | None = None
     direction: NavigateDirection | None = None
     client: ClientClaim | None = None

@@ -90,7 +90,7 @@ def create_app(
                 topic=settings.requests_topic,
                 group=settings.group,
                 data_model=NavigateRequested,
-                handler=single(navigate_requested_handler(navigator, kit.broker)),
+                handler=single(navigate_requested_handler(navigator, kit.broker, verifier)),
             )
         kit.include(api_router(navigator, verifier))
         await kit.relay(settings, (settings.audit_topic,))

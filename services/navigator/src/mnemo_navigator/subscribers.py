@@ -12,9 +12,13 @@ one (the requester listens on the topic it named), while the dead letter keeps t
 says why; and a reply never goes into a topic another consumer reads as input (`mnemo.persist.v1`),
 nor waits for the metadata of a topic that does not exist.
 
-A request names its tenant in the envelope (Kafka producers are trusted services of the
-deployment); its `client` object plays the part of a token's `client` claim, so a pinned scope
-confines it exactly as it confines an HTTP caller.
+A request is authenticated exactly as an HTTP call is: its record carries the caller's bearer
+token in an `authorization` header (`Bearer <token>`), verified by the same verifier as the HTTP
+API. The tenant, the scopes and the `client` claim come from the token, never from the event: a
+request without a valid token, with a token lacking the `read` scope, whose envelope names another
+tenant than its token, or whose body's `client` differs from the token's claim, is dead-lettered
+with the reason and never answered (the dead letter drops the header, so no token is kept). The
+token travels in a header, not in the event, so the topic's retained payloads hold no credentials.
 """
 
 from __future__ import annotations
@@ -22,9 +26,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from mnemo_auth import Principal
+from mnemo_auth import AuthError, Principal, TokenVerifier, bearer_token
 from mnemo_events.broker import publish
 from mnemo_events.consumer import Received
+from mnemo_events.dead_letters import AUTHORIZATION
 from mnemo_events.errors import Rejected
 from mnemo_events.models import NavigateCompleted, NavigateHit, NavigateRequested, new_envelope
 from mnemo_events.topics import NAVIGATE_COMPLETED
@@ -36,10 +41,44 @@ from mnemo_navigator.use_cases import PRODUCER, Caller, Claim, NavigateRequest, 
 CONSUMER = "mnemo.navigator"
 
 
+def requester(verifier: TokenVerifier, received: Received[NavigateRequested]) -> Principal:
+    """Who a navigate request speaks for: the principal of the bearer token its record carries,
+    when it grants `read` and agrees with the envelope's tenant and the body's `client`; else
+    `Rejected` with the reason (which never quotes the token)."""
+    envelope = received.envelope
+    try:
+        principal = verifier.verify(bearer_token(received.delivery.header(AUTHORIZATION)))
+    except AuthError as error:
+        raise Rejected(
+            f"navigate request not authenticated: {error} (send the caller's token in the "
+            f"record's '{AUTHORIZATION}' header as 'Bearer <token>')"
+        ) from None
+    try:
+        principal.require("read")
+    except AuthError as error:
+        raise Rejected(f"navigate request not authorised: {error}") from None
+    if principal.tenant != envelope.tenant:
+        raise Rejected(
+            f"the envelope names tenant {envelope.tenant} but the token is for tenant "
+            f"{principal.tenant}: a request reads only its token's tenant"
+        )
+    client = envelope.data.client
+    if client is not None and dict(client) != dict(principal.client):
+        raise Rejected(
+            "the request's 'client' is not the token's client claim: leave 'client' out (the "
+            "token's claim applies) or send the token of that end-client"
+        )
+    return principal
+
+
 def navigate_requested_handler(
-    navigator: Navigator, broker: Any, reply_topics: Iterable[str] = ()
+    navigator: Navigator,
+    broker: Any,
+    verifier: TokenVerifier,
+    reply_topics: Iterable[str] = (),
 ) -> Callable[[Received[NavigateRequested]], Awaitable[None]]:
-    """`reply_topics`: completed topics a request may name in `reply_to`, beside the default."""
+    """`verifier`: the HTTP API's token verifier. `reply_topics`: completed topics a request may
+    name in `reply_to`, beside the default."""
     allowed = frozenset({NAVIGATE_COMPLETED, *reply_topics})
 
     async def handle(received: Received[NavigateRequested]) -> None:
@@ -52,12 +91,7 @@ def navigate_requested_handler(
                 f"{' or '.join(sorted(allowed))}, or leave reply_to out for "
                 f"{NAVIGATE_COMPLETED}"
             )
-        principal = Principal(
-            tenant=envelope.tenant,
-            subject=f"kafka:{envelope.producer}",
-            scopes=frozenset({"read"}),
-            client=dict(data.client or {}),
-        )
+        principal = requester(verifier, received)
         caller = Caller(principal, trace_id_of(received.context), current_traceparent())
         try:
             result = await navigator.navigate(
