@@ -60,7 +60,7 @@ import signal
 import sys
 import uuid
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -309,8 +309,15 @@ def server_timing(header: str) -> dict[str, float]:
     return phases
 
 
-async def watch_persisted(run: Run, bootstrap: str, topic: str, stop: asyncio.Event) -> None:
-    """Marks each document whose `document.persisted` event arrives, with its latency."""
+async def follow(
+    bootstrap: str,
+    topic: str,
+    stop: asyncio.Event,
+    on_record: Callable[[Any, float], None],
+    after_batch: Callable[[], None] = lambda: None,
+) -> None:
+    """Reads `topic` from its beginning until `stop`, handing each record and the time its batch
+    arrived to `on_record`, then calling `after_batch`."""
     loop = asyncio.get_running_loop()
     consumer = AIOKafkaConsumer(
         topic,
@@ -326,16 +333,28 @@ async def watch_persisted(run: Run, bootstrap: str, topic: str, stop: asyncio.Ev
             now = loop.time()
             for records in batches.values():
                 for record in records:
-                    document = str(json.loads(record.value or b"{}")["data"]["id"])
-                    at = run.scheduled.get(document)
-                    if at is None or document in run.seen:
-                        continue
-                    run.seen.add(document)
-                    run.window(at).persist_latency.append(now - at)
-            if run.sent and len(run.seen) == len(run.scheduled):
-                run.all_seen.set()
+                    on_record(record, now)
+            after_batch()
     finally:
         await consumer.stop()
+
+
+async def watch_persisted(run: Run, bootstrap: str, topic: str, stop: asyncio.Event) -> None:
+    """Marks each document whose `document.persisted` event arrives, with its latency."""
+
+    def persisted(record: Any, now: float) -> None:
+        document = str(json.loads(record.value or b"{}")["data"]["id"])
+        at = run.scheduled.get(document)
+        if at is None or document in run.seen:
+            return
+        run.seen.add(document)
+        run.window(at).persist_latency.append(now - at)
+
+    def all_seen() -> None:
+        if run.sent and len(run.seen) == len(run.scheduled):
+            run.all_seen.set()
+
+    await follow(bootstrap, topic, stop, persisted, all_seen)
 
 
 def edge_owner(run: Run, row_id: str) -> str | None:
@@ -353,30 +372,17 @@ async def watch_edges(
 ) -> None:
     """Marks, per document, when the audit event of each transaction that committed one of its
     edges arrives (ingest writes it in the outbox with the rows, like `document.persisted`)."""
-    loop = asyncio.get_running_loop()
-    consumer = AIOKafkaConsumer(
-        topic,
-        bootstrap_servers=bootstrap,
-        group_id=None,
-        auto_offset_reset="earliest",
-        fetch_max_wait_ms=20,
-    )
-    await consumer.start()
-    try:
-        while not stop.is_set():
-            batches = await consumer.getmany(timeout_ms=100)
-            now = loop.time()
-            for records in batches.values():
-                for record in records:
-                    audited = json.loads(record.value or b"{}").get("data", {}).get("record", {})
-                    if audited.get("kind") != "persist" or audited.get("store") != edges_store:
-                        continue
-                    for row_id in audited.get("row_ids", ()):
-                        run.edge_rows_seen += 1
-                        if (document := edge_owner(run, row_id)) is not None:
-                            run.edges_at[document] = now
-    finally:
-        await consumer.stop()
+
+    def audited(record: Any, now: float) -> None:
+        event = json.loads(record.value or b"{}").get("data", {}).get("record", {})
+        if event.get("kind") != "persist" or event.get("store") != edges_store:
+            return
+        for row_id in event.get("row_ids", ()):
+            run.edge_rows_seen += 1
+            if (document := edge_owner(run, row_id)) is not None:
+                run.edges_at[document] = now
+
+    await follow(bootstrap, topic, stop, audited)
 
 
 def lag_slope(samples: Sequence[dict[str, Any]], name: str, since: float) -> float | None:
