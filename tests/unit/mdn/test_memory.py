@@ -135,3 +135,38 @@ def fork_graph() -> CorpusGraph:
         [Document("s", "alpha"), Document("a", "beta"), Document("b", "beta")],
         [Edge("s", "a", "cite", 0.2), Edge("s", "b", "cite", 0.9)],
     )
+
+
+def test_apply_memory_reinforces_the_edge_each_hit_was_reached_by_not_consecutive_pairs(
+    fork_graph: CorpusGraph,
+) -> None:
+    walk = navigate(fork_graph, "alpha beta", seed="s", budget=3)
+    assert walk.path == ("s", "b", "a")
+    assert [(hit.id, hit.via.source if hit.via else None) for hit in walk.hits] == [
+        ("s", None),
+        ("b", "s"),
+        ("a", "s"),
+    ]
+    history = [
+        Outcome(walk.path, 1.0, sequence=0, traversed=walk.traversed),
+        Outcome(("s",), 0.0, sequence=0, traversed=()),
+    ]
+    # s̄ = 0.5: both edges the walk followed get Δ = 0.1 · 0.5, the pair b → a joins nothing.
+    assert weights(apply_memory(fork_graph, history)) == pytest.approx(
+        {"s→a": 0.25, "s→b": 0.95}, abs=1e-12
+    )
+
+
+def test_apply_memory_keys_traversed_edges_by_type_and_follows_backward_steps() -> None:
+    graph = CorpusGraph.build(
+        [Document("s", "alpha"), Document("a", "beta")],
+        [Edge("a", "s", "cite", 0.5), Edge("a", "s", "elaborate", 0.5)],
+    )
+    history = [
+        Outcome(("s", "a"), 1.0, traversed=(Edge("a", "s", "cite", 0.5),)),
+        Outcome(("s",), 0.0, traversed=()),
+    ]
+    reinforced = apply_memory(graph, history)
+    assert {e.etype: e.weight for e in reinforced.edges} == pytest.approx(
+        {"cite": 0.55, "elaborate": 0.5}, abs=1e-12
+    )

@@ -29,12 +29,16 @@ class Outcome:
     """One recorded navigation: the selected documents in order, its score `s`, its sequence number.
 
     `sequence` orders outcomes within their (tenant, corpus, scope); outcomes with a larger one are
-    newer. It is the `t_o` of the batch decay `γ^(now − t_o)`.
+    newer. It is the `t_o` of the batch decay `γ^(now − t_o)`. `traversed` are the edges the
+    navigation followed (`Navigation.traversed`: each hit's `via` edge, or in parity mode the edges
+    joining consecutive selected documents); `None` when they were not recorded, and then the edges
+    joining consecutive documents of `path` stand in for them.
     """
 
     path: tuple[str, ...]
     score: float
     sequence: int = 0
+    traversed: tuple[Edge, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +85,8 @@ def apply_memory(
 ) -> CorpusGraph:
     """Batch semantic memory over the last `H` outcomes.
 
-    Every edge `a → b` where `a, b` are consecutive in some outcome path gets
+    Every edge an outcome traversed (`Outcome.traversed`, keyed by source, target and type; for an
+    outcome that did not record them, every edge `a → b` with `a, b` consecutive in its path) gets
     `Δ = η·Σ_{o containing it} (s_o − s̄)·γ^(now − t_o)`, with `s̄` the mean score of the history and
     `now` the newest sequence number unless given; its weight becomes
     `min(max(weight + Δ, 0.001), 1)`. Edges with no Δ keep their weight exactly.
@@ -91,25 +96,46 @@ def apply_memory(
         return graph
     mean = sum(outcome.score for outcome in history) / len(history)
     newest = max(outcome.sequence for outcome in history) if now is None else now
-    n = graph.n_documents
-    pair_delta: dict[int, float] = {}
+    n, k = graph.n_documents, len(RELATION_TYPES)
+    edge_keys = (graph.edge_source * n + graph.edge_target) * k + graph.edge_type
+    pair_of_edge = edge_keys // k
+    edge_delta: dict[int, float] = {}
     for outcome in history:
         factor = (outcome.score - mean) * params.decay ** (newest - outcome.sequence)
-        indexes = [graph.index.get(doc_id) for doc_id in outcome.path]
-        # A pair counts once per outcome; paths never repeat a document anyway.
-        pairs = {
-            first * n + second
-            for first, second in pairwise(indexes)
-            if first is not None and second is not None
-        }
-        for pair in pairs:
-            pair_delta[pair] = pair_delta.get(pair, 0.0) + factor
-    touched = {pair: delta for pair, delta in pair_delta.items() if delta != 0.0}
+        # An edge counts once per outcome, however often the outcome names it.
+        for key in _outcome_edges(graph, outcome, edge_keys, pair_of_edge):
+            edge_delta[key] = edge_delta.get(key, 0.0) + factor
+    touched = {key: delta for key, delta in edge_delta.items() if delta != 0.0}
     if not touched:
         return graph
-    pair_keys = np.fromiter(touched, np.int64, len(touched))
-    pair_values = params.learning_rate * np.fromiter(touched.values(), np.float64, len(touched))
-    return _shifted(graph, graph.edge_source * n + graph.edge_target, pair_keys, pair_values)
+    keys = np.fromiter(touched, np.int64, len(touched))
+    values = params.learning_rate * np.fromiter(touched.values(), np.float64, len(touched))
+    return _shifted(graph, edge_keys, keys, values)
+
+
+def _outcome_edges(
+    graph: CorpusGraph, outcome: Outcome, edge_keys: IndexArray, pair_of_edge: IndexArray
+) -> set[int]:
+    """The keys `(source·n + target)·k + type` of the graph's edges an outcome reinforces."""
+    n, k = graph.n_documents, len(RELATION_TYPES)
+    if outcome.traversed is not None:
+        keys: set[int] = set()
+        for edge in outcome.traversed:
+            source, target = graph.index.get(edge.source), graph.index.get(edge.target)
+            code = TYPE_CODE.get(edge.etype)
+            if source is not None and target is not None and code is not None:
+                keys.add((source * n + target) * k + code)
+        return keys
+    indexes = [graph.index.get(doc_id) for doc_id in outcome.path]
+    pairs = {
+        first * n + second
+        for first, second in pairwise(indexes)
+        if first is not None and second is not None
+    }
+    if not pairs:
+        return set()
+    joined = np.isin(pair_of_edge, np.fromiter(pairs, np.int64, len(pairs)))
+    return {int(key) for key in edge_keys[joined]}
 
 
 def reinforcement_plan(
