@@ -22,6 +22,9 @@ export MNEMO_CLASSIFIER_DATABASE_URL ?= postgresql://mnemo_classifier:mnemo_clas
 export MNEMO_NAVIGATOR_DATABASE_URL ?= postgresql://mnemo_navigator:mnemo_navigator@127.0.0.1:$(MNEMO_PG_PORT)/mnemo
 export MNEMO_AUDIT_DATABASE_URL ?= postgresql://mnemo_audit:mnemo_audit@127.0.0.1:$(MNEMO_PG_PORT)/mnemo
 export MNEMO_KAFKA_BOOTSTRAP ?= 127.0.0.1:$(MNEMO_KAFKA_PORT)
+# Local development mode: token-verifying services without a key use the public development key
+# (anywhere else they refuse to start; see libs/service).
+export MNEMO_DEVELOPMENT ?= 1
 
 PYTEST := $(RUN) pytest -p no:cacheprovider
 
