@@ -1,8 +1,10 @@
-"""Test tiers (a test's folder gives its marker: unit, integration, e2e, chaos) and the hypothesis
-profile."""
+"""Test tiers (a test's folder gives its marker: unit, integration, e2e, chaos), the hypothesis
+profile, and development mode (services built or started by tests may verify tokens with the public
+development key; a test of the fail-closed start removes it)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ settings.register_profile(
     database=None,
 )
 settings.load_profile("mnemo")
+os.environ.setdefault("MNEMO_DEVELOPMENT", "1")
 
 _TIERS = ("unit", "integration", "e2e", "chaos")
 

@@ -11,4 +11,8 @@
 
 default_setting() { [ -n "${!1:-}" ] || export "$1=$2"; }
 
+# Development mode: the navigator and audit verify tokens with the public development key that
+# `mnemo token` signs with by default. Outside it, a service without a token key refuses to start.
+default_setting MNEMO_DEVELOPMENT 1
+
 default_setting MNEMO_NAVIGATOR_PINNED_SCOPES '{"Memory": "tenant_id == \"${client.tenant_id}\""}'

@@ -11,7 +11,14 @@ import httpx
 import pytest
 from fastapi import APIRouter
 from mnemo_auth import DEVELOPMENT_SECRET
-from mnemo_service import AuthSettings, Composition, RelaySettings, ServiceSettings
+from mnemo_service import (
+    AuthSettings,
+    Composition,
+    RelaySettings,
+    ServiceSettings,
+    load_settings,
+)
+from pydantic import ValidationError
 from pydantic_settings import SettingsConfigDict
 
 pytestmark = pytest.mark.unit
@@ -50,17 +57,72 @@ def test_the_services_own_name_wins_over_the_shared_one(monkeypatch: pytest.Monk
     assert KitSettings().token_keys().secret == "own-secret"
 
 
-def test_the_token_secret_is_never_shown_and_no_key_means_the_development_key() -> None:
+def test_the_token_secret_is_never_shown_and_no_key_means_the_development_key_in_development(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("MNEMO_DEVELOPMENT", raising=False)
     settings = KitSettings(token_secret="hunter2")
     assert "hunter2" not in repr(settings)
+    assert KitSettings(development=True).token_keys().secret == DEVELOPMENT_SECRET
+    monkeypatch.setenv("MNEMO_DEVELOPMENT", "1")
     assert KitSettings().token_keys().secret == DEVELOPMENT_SECRET
 
 
-def test_one_key_source_is_chosen_jwks_first_then_public_key_then_secret() -> None:
-    both = KitSettings(token_secret="s", jwks_url="https://issuer/jwks")
-    assert both.token_keys().jwks_url == "https://issuer/jwks"
-    assert both.token_keys().secret is None
-    assert KitSettings(token_secret="s", token_public_key="PEM").token_keys().public_key == "PEM"
+@pytest.mark.parametrize("empty", [None, ""])
+def test_without_a_token_key_outside_development_mode_the_settings_are_refused(
+    monkeypatch: pytest.MonkeyPatch, empty: str | None
+) -> None:
+    monkeypatch.delenv("MNEMO_DEVELOPMENT", raising=False)
+    monkeypatch.delenv("MNEMO_TOKEN_SECRET", raising=False)
+    with pytest.raises(ValidationError, match="no token key: set MNEMO_KIT_TOKEN_SECRET"):
+        KitSettings(token_secret=empty)
+    monkeypatch.setenv("MNEMO_KIT_DEVELOPMENT", "false")
+    monkeypatch.setenv("MNEMO_KIT_TOKEN_SECRET", "")
+    with pytest.raises(ValidationError, match="MNEMO_DEVELOPMENT=1"):
+        KitSettings()
+
+
+def test_a_public_key_or_a_jwks_url_alone_is_a_key_outside_development_mode(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("MNEMO_DEVELOPMENT", raising=False)
+    assert KitSettings(token_public_key="PEM").token_keys().public_key == "PEM"
+    monkeypatch.setenv("MNEMO_JWKS_URL", "https://issuer/jwks")
+    assert KitSettings().token_keys().jwks_url == "https://issuer/jwks"
+
+
+def test_two_key_sources_are_refused_rather_than_one_silently_chosen() -> None:
+    with pytest.raises(ValidationError, match="not 2 \\(token_secret, jwks_url\\)"):
+        KitSettings(token_secret="s", jwks_url="https://issuer/jwks")
+    with pytest.raises(ValidationError, match="set one token key"):
+        KitSettings(token_secret="s", token_public_key="PEM")
+
+
+def test_the_issuer_and_audience_are_shared_names_every_token_verifying_service_reads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MNEMO_TOKEN_ISSUER", "https://idp.example")
+    monkeypatch.setenv("MNEMO_TOKEN_AUDIENCE", "mnemo-prod")
+    monkeypatch.setenv("MNEMO_KIT_TOKEN_AUDIENCE", "kit-only")
+    keys = KitSettings(token_secret="s").token_keys()
+    assert (keys.issuer, keys.audience) == ("https://idp.example", "kit-only")
+
+
+def test_load_settings_refuses_a_bad_configuration_with_one_line_and_status_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("MNEMO_DEVELOPMENT", raising=False)
+    for setting, reason in [
+        ("MNEMO_KIT_TOKEN_SECRET", "kit: refusing to start: settings: Value error, no token key: "),
+        ("MNEMO_KIT_PORT", "kit: refusing to start: port: Input should be greater than or equal"),
+    ]:
+        monkeypatch.setenv(setting, "0" if setting.endswith("PORT") else "")
+        with pytest.raises(SystemExit) as exited:
+            load_settings(KitSettings, "kit")
+        assert exited.value.code == 2
+        line = capsys.readouterr().err
+        assert line.count("\n") == 1
+        assert line.startswith(reason), line
 
 
 async def test_the_api_answers_503_until_the_lifespan_has_built_it_and_probes_answer_at_once() -> (

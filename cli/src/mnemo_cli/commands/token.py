@@ -1,8 +1,8 @@
 """`mnemo token --tenant T [--client k=v …] [--scope …]`: mint a development bearer token.
 
 Signed with HS256 by `--secret`, else `MNEMO_TOKEN_SECRET`, else the local stack's public
-development key (`mnemo_auth.DEVELOPMENT_SECRET`, the navigator's default when it has no key
-configured). Production tokens come from the deployment's identity provider, not from here.
+development key (`mnemo_auth.DEVELOPMENT_SECRET`, what the services verify with in development
+mode when they have no key). Production tokens come from the deployment's identity provider, not from here.
 """
 
 from __future__ import annotations

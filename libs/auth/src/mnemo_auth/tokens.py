@@ -22,8 +22,9 @@ from mnemo_auth.errors import InsufficientScopeError, InvalidTokenError, KeyConf
 DEFAULT_ISSUER = "mnemo"
 DEFAULT_AUDIENCE = "mnemo"
 DEVELOPMENT_SECRET = "mnemo-local-development-only-secret"  # noqa: S105  (public on purpose, below)
-"""The local stack's HS256 key: services use it when no key is configured and `mnemo token` signs
-with it by default. It is public; never use it where anyone else can reach the service."""
+"""The local stack's HS256 key: `mnemo token` signs with it by default, and services verify with it
+only in development mode (`MNEMO_DEVELOPMENT=1`) when no key is configured. It is public; never
+use it where anyone else can reach the service."""
 _SYMMETRIC = ("HS256", "HS384", "HS512")
 _ASYMMETRIC = ("RS256", "RS384", "RS512", "ES256", "ES384", "EdDSA")
 

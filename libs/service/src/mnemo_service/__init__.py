@@ -7,7 +7,7 @@ and `RelaySettings` when it writes outbox rows), an adapters module and its hand
 
 from mnemo_service.composition import Background, Composition, Lifespan
 from mnemo_service.relay import KafkaPublisher
-from mnemo_service.settings import AuthSettings, RelaySettings, ServiceSettings
+from mnemo_service.settings import AuthSettings, RelaySettings, ServiceSettings, load_settings
 from mnemo_service.transient import TRANSIENT
 
 __all__ = [
@@ -19,4 +19,5 @@ __all__ = [
     "Lifespan",
     "RelaySettings",
     "ServiceSettings",
+    "load_settings",
 ]

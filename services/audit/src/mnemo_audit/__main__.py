@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from mnemo_service import load_settings
 from mnemo_telemetry.logs import configure_logging
 
 from mnemo_audit.app import create_app
@@ -11,7 +12,7 @@ from mnemo_audit.settings import Settings
 
 
 def main() -> None:
-    settings = Settings()
+    settings = load_settings(Settings, "audit")
     configure_logging("audit", settings.log_level)
     raise SystemExit(asyncio.run(create_app(settings).run()))
 

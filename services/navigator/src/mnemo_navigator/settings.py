@@ -18,7 +18,7 @@ from mnemo_axon.where import parse_filter
 from mnemo_axon.where.syntax import ParameterRef, StringValue
 from mnemo_events.topics import AUDIT, NAVIGATE_REQUESTED
 from mnemo_service import AuthSettings, RelaySettings, ServiceSettings
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator
 from pydantic_settings import SettingsConfigDict
 
 
@@ -81,11 +81,3 @@ class Settings(ServiceSettings, AuthSettings, RelaySettings):
                             "a pinned scope binds only ${client.…} names from the token"
                         )
         return value
-
-    @model_validator(mode="after")
-    def _one_key_source(self) -> Settings:
-        if self.token_secret and self.jwks_url:
-            raise ValueError(
-                "set MNEMO_NAVIGATOR_TOKEN_SECRET or MNEMO_NAVIGATOR_JWKS_URL, not both"
-            )
-        return self
