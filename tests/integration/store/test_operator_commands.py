@@ -65,6 +65,8 @@ class Names:
         return str(path)
 
     def route(self, mode: str, scope: list[str], *, active: bool = True) -> str:
+        """A route written with raw SQL (version '1', the column's default); its key, as messages
+        name it."""
         route_id = f"route_{mode}_{uuid.uuid4().hex[:10]}"
         self.routes.append(route_id)
         sql(
@@ -75,7 +77,7 @@ class Names:
             json.dumps(scope),
             active,
         )
-        return route_id
+        return f"{route_id}@1"
 
 
 def sql(dsn: str, query: str, *args: Any) -> list[asyncpg.Record]:

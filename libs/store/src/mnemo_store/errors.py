@@ -110,6 +110,20 @@ class CorpusInUseError(CorpusStatusError):
         self.routes = routes
 
 
+class InvalidRouteError(StoreError, ValueError):
+    """A route document that is not a list of well-formed routes; the message says what is wrong
+    and where. Nothing was written."""
+
+
+class RouteLintError(StoreError):
+    """Routes whose scope names a corpus that does not exist or is not published (CORPUS.md A);
+    `findings` names route, version and corpus for each. Nothing was written."""
+
+    def __init__(self, findings: list[str]) -> None:
+        super().__init__("route lint failed, nothing was written: " + "; ".join(findings))
+        self.findings = tuple(findings)
+
+
 class DeclarationRuleError(StoreError, ValueError):
     """The IR breaks a rule of `mnemo_axon.rules` (a reserved column, a name Postgres could generate
     for another store, too many columns, a corpus id too long); nothing was planned. The checker

@@ -13,6 +13,11 @@ and `Acme` and `acme` cannot both exist. The database enforces the same rule (mi
 Route lint (CORPUS.md part A) is the pure `lint_routes`: every id in an active route's scope must
 name a registered corpus that is published, whatever the route's mode. `mnemo apply` reports its
 findings; deprecating a corpus an active route scopes is refused unless forced.
+
+Routes are data an operator authors (`mnemo route apply FILE`): `parse_routes` checks a document,
+`apply_routes` lints every route in it against the registry first and writes nothing when a finding
+remains (`RouteLintError`). A route is keyed by `(route_id, route_version)`; versions coexist and at
+most one version of a route is active, the one `read_route` returns when no version is asked for.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import json
 import re
 import uuid
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Final, Literal
 
@@ -31,7 +36,9 @@ from mnemo_store.errors import (
     CorpusInUseError,
     CorpusStatusError,
     DuplicateTenantError,
+    InvalidRouteError,
     InvalidTenantNameError,
+    RouteLintError,
     StoreError,
     UnknownCorpusError,
 )
@@ -84,10 +91,16 @@ class Route:
     """A row of `mnemo.routes`: `scope` is what the row holds (a JSON array of corpus ids)."""
 
     route_id: str
-    route_version: int
+    route_version: str
     mode: str  # "tool" | "deterministic_prefetch"
     scope: tuple[object, ...]
     active: bool
+    updated_at: datetime | None = None
+
+    @property
+    def key(self) -> str:
+        """How messages name the route: `<route_id>@<route_version>`."""
+        return f"{self.route_id}@{self.route_version}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,32 +233,194 @@ def lint_routes(routes: Iterable[Route], statuses: Mapping[str, str]) -> list[st
         for corpus_id in route.scope:
             if not isinstance(corpus_id, str):
                 findings.append(
-                    f"{route.route_id}: scope entry {corpus_id!r} is not a corpus id (a string)"
+                    f"{route.key}: scope entry {corpus_id!r} is not a corpus id (a string)"
                 )
                 continue
             status = statuses.get(corpus_id)
             if status is None:
-                findings.append(f"{route.route_id}: unknown corpus {corpus_id}")
+                findings.append(f"{route.key}: unknown corpus {corpus_id}")
             elif status != "published":
-                findings.append(f"{route.route_id}: corpus not published {corpus_id}")
+                findings.append(f"{route.key}: corpus not published {corpus_id}")
     return findings
 
 
-async def list_routes(connection: asyncpg.Connection) -> list[Route]:
-    rows = await connection.fetch(
-        "SELECT route_id, route_version, mode, scope::text AS scope, active FROM mnemo.routes"
-        " ORDER BY route_id"
-    )
-    return [
-        Route(
-            row["route_id"],
-            row["route_version"],
-            row["mode"],
-            tuple(json.loads(row["scope"])),
-            row["active"],
+MODES: Final = ("deterministic_prefetch", "tool")
+_ROUTE_KEYS: Final = frozenset({"route_id", "route_version", "mode", "scope", "active"})
+_ROUTE_COLUMNS: Final = "route_id, route_version, mode, scope::text AS scope, active, updated_at"
+
+
+def parse_routes(document: object) -> list[Route]:
+    """The routes of a route document (YAML or JSON already parsed): one route object, a list of
+    them, or `{"routes": [...]}`. Each has `route_id`, `route_version` (text: quote a number),
+    `mode` (`deterministic_prefetch` or `tool`), `scope` (a list of corpus ids) and optionally
+    `active` (default true). InvalidRouteError names the first problem of each bad route."""
+    if isinstance(document, dict) and set(document) == {"routes"}:
+        document = document["routes"]
+    items = document if isinstance(document, list) else [document]
+    if not items:
+        raise InvalidRouteError("the document holds no route")
+    problems: list[str] = []
+    routes: list[Route] = []
+    seen: set[tuple[str, str]] = set()
+    for index, item in enumerate(items):
+        where = f"route {index + 1}"
+        problem, route = _route_of(item)
+        if route is not None:
+            where = f"route {index + 1} ({route.key})"
+            if (route.route_id, route.route_version) in seen:
+                problem = "appears twice in the document"
+            elif route.active and any(r.route_id == route.route_id and r.active for r in routes):
+                problem = "a second active version of the route (at most one may be active)"
+            seen.add((route.route_id, route.route_version))
+            routes.append(route)
+        if problem:
+            problems.append(f"{where}: {problem}")
+    if problems:
+        raise InvalidRouteError("; ".join(problems))
+    return routes
+
+
+def _text_field(item: dict[str, object], name: str, longest: int) -> str | None:
+    value = item.get(name)
+    if not isinstance(value, str) or not 1 <= len(value) <= longest or "\x00" in value:
+        return None
+    return value
+
+
+def _route_of(item: object) -> tuple[str | None, Route | None]:
+    if not isinstance(item, dict):
+        return f"is a {type(item).__name__}, not an object", None
+    unknown = sorted(str(key) for key in item if key not in _ROUTE_KEYS)
+    if unknown:
+        return (
+            f"unknown field {', '.join(unknown)} (fields: {', '.join(sorted(_ROUTE_KEYS))})",
+            None,
         )
-        for row in rows
-    ]
+    route_id = _text_field(item, "route_id", 200)
+    if route_id is None:
+        return "route_id must be text of 1 to 200 characters", None
+    version = _text_field(item, "route_version", 100)
+    if version is None:
+        return (
+            f"route {route_id}: route_version must be text of 1 to 100 characters "
+            f"(got {item.get('route_version')!r}; quote a number, e.g. '2026.08.1')",
+            None,
+        )
+    mode = item.get("mode")
+    if mode not in MODES:
+        return f"route {route_id}: mode must be one of {', '.join(MODES)} (got {mode!r})", None
+    scope = item.get("scope")
+    if not isinstance(scope, list) or not all(isinstance(c, str) and c for c in scope):
+        return f"route {route_id}: scope must be a list of corpus ids (text)", None
+    active = item.get("active", True)
+    if not isinstance(active, bool):
+        return f"route {route_id}: active must be true or false (got {active!r})", None
+    return None, Route(route_id, version, str(mode), tuple(scope), active)
+
+
+@dataclass(frozen=True, slots=True)
+class RouteChange:
+    route: Route
+    created: bool
+    deactivated: tuple[str, ...]
+    """Other versions of the route this apply made inactive (their keys)."""
+
+
+async def apply_routes(
+    connection: asyncpg.Connection, routes: Iterable[Route]
+) -> list[RouteChange]:
+    """Write `routes` (from `parse_routes`) in one transaction, after the lint: every corpus id in
+    their scopes (active or not, whatever the mode) must exist and be published, else
+    RouteLintError naming route, version and corpus, and nothing is written. The scoped corpus rows
+    are locked while the routes are written, so a concurrent deprecate waits and then sees them.
+    An active route makes the other versions of its route inactive."""
+    routes = list(routes)
+    async with connection.transaction():
+        scoped = sorted({str(c) for route in routes for c in route.scope})
+        rows = await connection.fetch(
+            "SELECT corpus_id, status FROM mnemo.corpora WHERE corpus_id = ANY($1::text[])"
+            " ORDER BY corpus_id FOR SHARE",
+            scoped,
+        )
+        statuses = {row["corpus_id"]: row["status"] for row in rows}
+        findings = lint_routes([replace(route, active=True) for route in routes], statuses)
+        if findings:
+            raise RouteLintError(findings)
+        changes: list[RouteChange] = []
+        for route in routes:
+            deactivated: tuple[str, ...] = ()
+            if route.active:
+                off = await connection.fetch(
+                    "UPDATE mnemo.routes SET active = false WHERE route_id = $1"
+                    " AND route_version <> $2 AND active RETURNING route_version",
+                    route.route_id,
+                    route.route_version,
+                )
+                deactivated = tuple(f"{route.route_id}@{row['route_version']}" for row in off)
+            created = await connection.fetchval(
+                "INSERT INTO mnemo.routes (route_id, route_version, mode, scope, active)"
+                " VALUES ($1, $2, $3, $4::jsonb, $5)"
+                " ON CONFLICT (route_id, route_version) DO UPDATE"
+                " SET mode = EXCLUDED.mode, scope = EXCLUDED.scope, active = EXCLUDED.active"
+                " RETURNING (xmax = 0)",
+                route.route_id,
+                route.route_version,
+                route.mode,
+                json.dumps(list(route.scope)),
+                route.active,
+            )
+            changes.append(RouteChange(route, bool(created), deactivated))
+    return changes
+
+
+def _route(row: asyncpg.Record) -> Route:
+    return Route(
+        row["route_id"],
+        row["route_version"],
+        row["mode"],
+        tuple(json.loads(row["scope"])),
+        row["active"],
+        row["updated_at"],
+    )
+
+
+async def list_routes(connection: asyncpg.Connection | asyncpg.Pool) -> list[Route]:
+    """Every version of every route, by id then version."""
+    rows = await connection.fetch(
+        f"SELECT {_ROUTE_COLUMNS} FROM mnemo.routes ORDER BY route_id, route_version"
+    )
+    return [_route(row) for row in rows]
+
+
+async def read_route(
+    connection: asyncpg.Connection | asyncpg.Pool, route_id: str, version: str | None = None
+) -> Route | None:
+    """Version `version` of the route, or its active version when `version` is None; None when
+    there is no such row."""
+    if version is None:
+        row = await connection.fetchrow(
+            f"SELECT {_ROUTE_COLUMNS} FROM mnemo.routes WHERE route_id = $1 AND active", route_id
+        )
+    else:
+        row = await connection.fetchrow(
+            f"SELECT {_ROUTE_COLUMNS} FROM mnemo.routes WHERE route_id = $1 AND route_version = $2",
+            route_id,
+            version,
+        )
+    return None if row is None else _route(row)
+
+
+async def routes_naming(
+    connection: asyncpg.Connection | asyncpg.Pool, corpus_id: str
+) -> list[Route]:
+    """Every route version whose scope names `corpus_id`, active or not, whatever its mode (the
+    seed's Uses panel), by id then version."""
+    rows = await connection.fetch(
+        f"SELECT {_ROUTE_COLUMNS} FROM mnemo.routes"
+        " WHERE scope @> jsonb_build_array($1::text) ORDER BY route_id, route_version",
+        corpus_id,
+    )
+    return [_route(row) for row in rows]
 
 
 async def store_corpora_fingerprint(
@@ -267,13 +442,13 @@ async def read_statuses(connection: asyncpg.Connection) -> dict[str, str]:
 
 
 async def routes_using(connection: asyncpg.Connection, corpus_id: str) -> tuple[str, ...]:
-    """The active routes whose scope names `corpus_id`, by id (the seed's "Uses" lookup)."""
+    """The active routes whose scope names `corpus_id`, as `<route_id>@<route_version>`."""
     rows = await connection.fetch(
-        "SELECT route_id FROM mnemo.routes WHERE active AND scope @> jsonb_build_array($1::text)"
-        " ORDER BY route_id",
+        "SELECT route_id, route_version FROM mnemo.routes"
+        " WHERE active AND scope @> jsonb_build_array($1::text) ORDER BY route_id, route_version",
         corpus_id,
     )
-    return tuple(row["route_id"] for row in rows)
+    return tuple(f"{row['route_id']}@{row['route_version']}" for row in rows)
 
 
 async def set_corpus_status(
