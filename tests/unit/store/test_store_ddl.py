@@ -65,6 +65,7 @@ def existing_docs(**changes: object) -> ExistingStore:
         ),
         "revision_corpora": ("Graph",),
         "reset_corpora": ("Graph",),
+        "truncate_corpora": ("Graph",),
     }
     values.update(changes)
     return ExistingStore(**values)  # type: ignore[arg-type]  # test data built from a dict
@@ -108,7 +109,15 @@ def test_every_new_store_gets_an_indexed_change_marker_and_the_reset_triggers() 
     assert 'ON "axon_stores"."Docs" ("axon_tenant", "axon_changed")' in sql
     assert 'ON "axon_stores"."Edges" ("axon_tenant", "axon_changed")' in sql
     assert sql.count("EXECUTE FUNCTION mnemo.mark_row_change()") == 2
-    assert 'AFTER DELETE OR TRUNCATE ON "axon_stores"."Docs"' in sql
+    assert (
+        'AFTER DELETE ON "axon_stores"."Docs" REFERENCING OLD TABLE AS axon_gone FOR EACH STATEMENT'
+        " EXECUTE FUNCTION mnemo.reset_deleted_graph_revision('Graph')"
+    ) in sql
+    assert (
+        'BEFORE TRUNCATE ON "axon_stores"."Docs" FOR EACH STATEMENT'
+        " EXECUTE FUNCTION mnemo.truncate_graph_revision('Graph')"
+    ) in sql
+    assert "TRUNCATE ON" not in sql.replace("BEFORE TRUNCATE ON", "")
     # Documents are identified by their id, edges (no declared key) by the hidden row id.
     assert 'WHEN (ROW(OLD."id") IS DISTINCT FROM ROW(NEW."id"))' in sql
     assert 'WHEN (ROW(OLD."axon_row_id") IS DISTINCT FROM ROW(NEW."axon_row_id"))' in sql
@@ -127,7 +136,20 @@ def test_an_existing_store_without_a_change_marker_gets_one_additively() -> None
     assert plan.refused == ()
     assert any('ADD COLUMN "axon_changed" xid8' in step.sql for step in docs)
     assert any("mark_row_change" in step.sql for step in docs)
-    assert sum("reset_graph_revision('Graph')" in step.sql for step in docs) == 2
+    assert sum("reset_graph_revision('Graph')" in step.sql for step in docs) == 1
+    assert sum("reset_deleted_graph_revision('Graph')" in step.sql for step in docs) == 1
+    assert sum("truncate_graph_revision('Graph')" in step.sql for step in docs) == 1
+
+
+def test_a_store_applied_before_the_truncate_trigger_gets_it_and_the_reset_over_deleted_rows() -> (
+    None
+):
+    plan = plan_stores(deployment(), Catalog({"Docs": existing_docs(truncate_corpora=None)}))
+    docs = [step.sql for step in plan.steps if '"Docs"' in step.sql]
+    assert docs[0] == 'DROP TRIGGER IF EXISTS axon_graph_reset ON "axon_stores"."Docs"'
+    assert any("REFERENCING OLD TABLE AS axon_gone" in sql for sql in docs)
+    assert any("BEFORE TRUNCATE" in sql for sql in docs)
+    assert plan.refused == ()
 
 
 def test_a_new_nullable_column_is_added_and_a_missing_index_or_policy_restored() -> None:

@@ -9,6 +9,7 @@ from mnemo_store.ddl import (
     NAVIGATOR_ROLE,
     RESET_TRIGGER,
     REVISION_TRIGGER,
+    TRUNCATE_TRIGGER,
     Catalog,
     ExistingColumn,
     ExistingStore,
@@ -20,7 +21,9 @@ SELECT c.oid, c.relname, c.relrowsecurity, c.relforcerowsecurity,
        EXISTS (SELECT FROM pg_policy p WHERE p.polrelid = c.oid) AS has_policy,
        (SELECT t.tgargs FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = $2) AS trigger_args,
        EXISTS (SELECT FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = $3) AS has_change,
-       (SELECT t.tgargs FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = $4) AS reset_args
+       (SELECT t.tgargs FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = $4) AS reset_args,
+       (SELECT t.tgargs FROM pg_trigger t
+        WHERE t.tgrelid = c.oid AND t.tgname = $5) AS truncate_args
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = $1 AND c.relkind IN ('r', 'p')
 """
@@ -52,7 +55,7 @@ async def read_catalog(connection: asyncpg.Connection) -> Catalog:
     """Every table of `axon_stores` with its columns, keys, indexes, RLS state, triggers and the
     columns the navigator role may update."""
     tables = await connection.fetch(
-        _TABLES, STORE_SCHEMA, REVISION_TRIGGER, CHANGE_TRIGGER, RESET_TRIGGER
+        _TABLES, STORE_SCHEMA, REVISION_TRIGGER, CHANGE_TRIGGER, RESET_TRIGGER, TRUNCATE_TRIGGER
     )
     oids = [row["oid"] for row in tables]
     columns: dict[int, list[ExistingColumn]] = {oid: [] for oid in oids}
@@ -89,6 +92,7 @@ async def read_catalog(connection: asyncpg.Connection) -> Catalog:
             revision_corpora=_arguments(args),
             has_change_trigger=row["has_change"],
             reset_corpora=_arguments(row["reset_args"]),
+            truncate_corpora=_arguments(row["truncate_args"]),
             navigator_updates=frozenset(updatable[oid]),
         )
     return Catalog(stores)

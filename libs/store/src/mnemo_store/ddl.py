@@ -26,6 +26,10 @@ last inserted or updated the row (a default, and a row trigger for updates), ind
 tenant. A graph cache reads only the rows whose marker its snapshot could not see
 (`mnemo_store.refresh`). What a marker cannot show (a deleted row, a row whose identity changed)
 is recorded as a reset on the corpus's revision row by a second trigger, and forces a full reload.
+That trigger reads the deleted rows, so every tenant a row was deleted for is reset (and bumped, when
+it is not the tenant set: a role bypassing row-level security). TRUNCATE, which row-level security
+does not filter, moves and resets the revision of every tenant before the table is emptied (a third
+trigger, run as the owner; migration 0013).
 
 Planning compares with what exists: additions (tables, columns, indexes, policies, triggers) are
 planned; anything else (dropping or retyping a column, changing nullability, keys or uniqueness) is
@@ -73,6 +77,7 @@ REVISION_TRIGGER: Final = "axon_graph_revision"
 CHANGE_COLUMN: Final = "axon_changed"
 CHANGE_TRIGGER: Final = "axon_row_change"
 RESET_TRIGGER: Final = "axon_graph_reset"
+TRUNCATE_TRIGGER: Final = "axon_graph_truncate"
 IDENTITY_TRIGGER: Final = "axon_identity_reset"
 FULLTEXT_CONFIG: Final = "simple"
 FULLTEXT_PREFIX: Final = "axon_fulltext_"
@@ -104,6 +109,7 @@ class ExistingStore:
     revision_corpora: tuple[str, ...] | None = None  # trigger arguments; None: no trigger
     has_change_trigger: bool = True
     reset_corpora: tuple[str, ...] | None = None  # the reset trigger's arguments; None: none
+    truncate_corpora: tuple[str, ...] | None = None  # the truncate trigger's; None: none
     navigator_updates: frozenset[str] = frozenset()  # columns the navigator role may update
 
     def column(self, name: str) -> ExistingColumn | None:
@@ -336,9 +342,21 @@ def _reset_trigger_steps(
     function = f"mnemo.reset_graph_revision({arguments})"
     return [
         PlanStep(
-            f"reset the cached graphs of {', '.join(corpora)} when rows of {store.name} are deleted",
-            f"CREATE OR REPLACE TRIGGER {RESET_TRIGGER} AFTER DELETE OR TRUNCATE ON {table}"
-            f" FOR EACH STATEMENT EXECUTE FUNCTION {function}",
+            f"drop the reset trigger of {store.name}, if any, to create it over the deleted rows",
+            f"DROP TRIGGER IF EXISTS {RESET_TRIGGER} ON {table}",
+        ),
+        PlanStep(
+            f"reset the cached graphs of {', '.join(corpora)} for every tenant whose rows of "
+            f"{store.name} are deleted",
+            f"CREATE TRIGGER {RESET_TRIGGER} AFTER DELETE ON {table}"
+            " REFERENCING OLD TABLE AS axon_gone FOR EACH STATEMENT"
+            f" EXECUTE FUNCTION mnemo.reset_deleted_graph_revision({arguments})",
+        ),
+        PlanStep(
+            f"move and reset the graph revisions of {', '.join(corpora)} for every tenant before "
+            f"{store.name} is truncated",
+            f"CREATE OR REPLACE TRIGGER {TRUNCATE_TRIGGER} BEFORE TRUNCATE ON {table}"
+            f" FOR EACH STATEMENT EXECUTE FUNCTION mnemo.truncate_graph_revision({arguments})",
         ),
         PlanStep(
             f"reset the cached graphs of {', '.join(corpora)} when a row of {store.name} changes "
@@ -392,7 +410,7 @@ def _trigger_step(store: StoreDecl, corpora: tuple[str, ...]) -> PlanStep:
     arguments = ", ".join("'" + corpus.replace("'", "''") + "'" for corpus in corpora)
     return PlanStep(
         f"bump the graph revision of {', '.join(corpora)} on every write to {store.name}",
-        f"CREATE OR REPLACE TRIGGER {REVISION_TRIGGER} BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE"
+        f"CREATE OR REPLACE TRIGGER {REVISION_TRIGGER} BEFORE INSERT OR UPDATE OR DELETE"
         f" ON {store_table(store.name)} FOR EACH STATEMENT"
         f" EXECUTE FUNCTION mnemo.bump_graph_revision({arguments})",
     )
@@ -679,7 +697,10 @@ _AFTER_INDEXES: tuple[MissingPart, ...] = (
         lambda store, corpora, _identity: [_trigger_step(store, corpora)],
     ),
     (
-        lambda existing, corpora: bool(corpora) and existing.reset_corpora != corpora,
+        lambda existing, corpora: (
+            bool(corpora)
+            and (existing.reset_corpora != corpora or existing.truncate_corpora != corpora)
+        ),
         _reset_trigger_steps,
     ),
 )
