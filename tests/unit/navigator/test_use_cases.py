@@ -284,6 +284,21 @@ async def test_a_query_holding_a_lone_surrogate_is_refused_naming_where_it_is() 
         await world.navigate("alpha \ud800")
 
 
+async def test_an_empty_query_explores_from_the_seed_document() -> None:
+    world = make_world(adaptive=False)
+    answer = await world.navigate("", seed="a", budget=3, client={"tenant_id": "c1"})
+    assert answer.navigation.path[0] == "a"
+    assert set(answer.navigation.path) <= {"a", "b", "c"}
+
+
+@pytest.mark.parametrize("query", ["", "   "])
+async def test_an_empty_query_without_a_seed_is_refused_saying_what_to_give(query: str) -> None:
+    world = make_world()
+    with pytest.raises(InvalidRequestError, match="query: empty; give the text to look for"):
+        await world.navigate(query, seed=None)
+    assert world.audits() == []
+
+
 # ---------------------------------------------------------------------------------- the cache
 
 

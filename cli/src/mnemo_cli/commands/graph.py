@@ -30,6 +30,7 @@ from mnemo_mdn.graph import MIN_EDGE_WEIGHT
 
 from mnemo_cli.errors import CliError
 from mnemo_cli.json_input import read_json_file
+from mnemo_cli.query_rule import check_query
 
 _DEFAULTS = MdnParams()
 
@@ -136,8 +137,7 @@ def run_epr(args: argparse.Namespace) -> int:
 
 
 def run_navigate(args: argparse.Namespace) -> int:
-    if not args.query.strip():
-        raise CliError("--query is empty: give the text to navigate for, e.g. --query 'refunds'")
+    check_query(args.query, args.seed)
     graph = _load_graph(args)
     try:
         navigation = navigate(

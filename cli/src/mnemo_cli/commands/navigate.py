@@ -18,6 +18,7 @@ from mnemo_corpus import MnemoClient, RemoteCorpusError
 from mnemo_cli.commands.token import parse_pairs
 from mnemo_cli.errors import CliError
 from mnemo_cli.http_transport import HttpxTransport
+from mnemo_cli.query_rule import check_query
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 
@@ -123,6 +124,7 @@ def brief_retrieval(corpus: str, answer: Any) -> list[str]:
 
 
 def run_navigate(args: argparse.Namespace) -> int:
+    check_query(args.query, args.seed)
     body = _body(args)
     body.update(mode=args.mode, direction=args.direction)
     if args.seed:
@@ -135,6 +137,7 @@ def run_navigate(args: argparse.Namespace) -> int:
 
 
 def run_retrieve(args: argparse.Namespace) -> int:
+    check_query(args.query)
     body = _body(args)
     body["k"] = args.k
     client = _client(args)

@@ -32,7 +32,7 @@ class NavigateRequest(_Request):
     """`POST /v1/corpora/{corpus}/navigate`: walk the corpus's graph from the query's matches (or
     from the document `from_`, sent as `from`) within `budget` steps."""
 
-    query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, pattern=_NoNul)]
+    query: Annotated[str, Field(max_length=MAX_QUERY_CHARS, pattern=_NoNul)]
     from_: Annotated[str | None, Field(alias="from", max_length=1024, pattern=_NoNul)] = None
     budget: Annotated[int, Field(ge=1, le=1000)] | None = None
     where: Annotated[str, Field(max_length=4096, pattern=_NoNul)] | None = None

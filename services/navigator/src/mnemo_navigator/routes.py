@@ -58,7 +58,7 @@ class _Body(BaseModel):
 
 
 class NavigateBody(_Body):
-    query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, pattern=r"^[^\x00]*$")]
+    query: Annotated[str, Field(max_length=MAX_QUERY_CHARS, pattern=r"^[^\x00]*$")]
     from_: Annotated[str | None, Field(alias="from", max_length=1024, pattern=r"^[^\x00]*$")] = None
     budget: Annotated[int, Field(ge=1, le=1000)] | None = None
     where: Annotated[Text, Field(max_length=4096)] | None = None

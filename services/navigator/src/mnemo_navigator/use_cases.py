@@ -191,6 +191,11 @@ def goal_text(goal: Mapping[str, Any]) -> str:
     return json.dumps(goal, sort_keys=True, ensure_ascii=False, default=str)
 
 
+EMPTY_QUERY = (
+    "query: empty; give the text to look for, or a seed document in 'from' to explore from it"
+)
+
+
 def checked_query(text: str, what: str = "query") -> str:
     """`text` if the navigator serves it as a query: at most `MAX_QUERY_CHARS` characters, and
     valid Unicode (a lone surrogate such as U+D800, which JSON's `\\ud800` escape can carry, has
@@ -337,6 +342,8 @@ class Navigator:
         with timings.phase("corpus"):
             await self.admit(principal)
             checked_query(request.query)
+            if not request.query.strip() and request.seed is None:
+                raise InvalidRequestError(EMPTY_QUERY)
             corpus = await self.served_corpus(corpus_id)
             scope, digest = self.scope_for(principal, corpus, request.where, request.params)
         key: CacheKey = (principal.tenant, corpus.name, digest)
