@@ -6,7 +6,14 @@ import dataclasses
 import uuid
 from datetime import UTC, datetime
 
-from mnemo_store.audit_chain import GENESIS_HASH, ChainRow, chain_document, link_hash, verify_chain
+from mnemo_store.audit_chain import (
+    GENESIS_HASH,
+    ChainRow,
+    chain_document,
+    link_hash,
+    payload_digest,
+    verify_chain,
+)
 
 TENANT = uuid.uuid4()
 
@@ -74,3 +81,41 @@ def test_a_rehashed_row_that_no_longer_links_is_named() -> None:
     broken = verify_chain(rows).broken
     assert broken is not None
     assert (broken.seq, broken.problem) == (4, "reordered")
+
+
+def test_a_redacted_row_verifies_by_its_stored_digest_and_is_counted() -> None:
+    rows = chain(5)
+    rows[1] = dataclasses.replace(
+        rows[1],
+        payload={},
+        payload_digest=payload_digest(rows[1].payload),
+        redacted_at=datetime(2026, 2, 1, tzinfo=UTC),
+    )
+    report = verify_chain(rows)
+    assert (report.ok, report.rows, report.redacted, report.head_hash) == (
+        True,
+        5,
+        1,
+        rows[-1].hash,
+    )
+
+
+def test_a_redacted_row_with_another_digest_is_named_as_altered() -> None:
+    rows = chain(5)
+    rows[1] = dataclasses.replace(
+        rows[1],
+        payload={},
+        payload_digest=payload_digest({"row_ids": ["forged"]}),
+        redacted_at=datetime(2026, 2, 1, tzinfo=UTC),
+    )
+    broken = verify_chain(rows).broken
+    assert broken is not None
+    assert (broken.seq, broken.problem) == (2, "altered")
+
+
+def test_a_payload_emptied_without_the_redaction_mark_is_named_as_altered() -> None:
+    rows = chain(5)
+    rows[1] = dataclasses.replace(rows[1], payload={}, payload_digest=payload_digest({}))
+    broken = verify_chain(rows).broken
+    assert broken is not None
+    assert (broken.seq, broken.problem) == (2, "altered")

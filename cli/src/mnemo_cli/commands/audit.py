@@ -114,6 +114,8 @@ def _row_json(row: ChainRow) -> dict[str, Any]:
         "payload": dict(row.payload),
         "prev_hash": row.prev_hash.hex(),
         "hash": row.hash.hex(),
+        "payload_sha256": None if row.payload_digest is None else row.payload_digest.hex(),
+        "redacted_at": None if row.redacted_at is None else row.redacted_at.isoformat(),
     }
 
 
@@ -129,6 +131,11 @@ def _row_text(row: ChainRow) -> str:
     """One line per row. Its text (action, producer, principal with client, trace) is callers', so
     the line is escaped (`mnemo_store.shown_text`): a newline in a token's `sub` cannot forge a
     row, an ANSI escape cannot colour the terminal."""
+    if row.redacted:
+        return shown_text(
+            f"{row.seq:>8}  {row.occurred_at.isoformat()}  {row.kind}  producer={row.producer}"
+            f"  event={row.event_id}  hash={row.hash.hex()[:16]}  REDACTED"
+        )
     action = row.payload.get("action", row.kind)
     trace = trace_id(row.trace)
     return shown_text(
@@ -147,6 +154,7 @@ def _report_json(tenant: uuid.UUID, report: ChainReport) -> dict[str, Any]:
         "rows": report.rows,
         "head_seq": report.head_seq,
         "head_hash": report.head_hash.hex(),
+        "redacted": report.redacted,
         "broken": None
         if broken is None
         else {"seq": broken.seq, "problem": broken.problem, "detail": broken.detail},
@@ -166,8 +174,13 @@ def run_verify(args: argparse.Namespace) -> int:
         print(json.dumps(_report_json(tenant, report)))
     elif report.broken is None:
         print(
-            f"audit chain of tenant {tenant}: {report.rows} rows verify;"
-            f" head seq {report.head_seq}, hash {report.head_hash.hex()}"
+            f"audit chain of tenant {tenant}: {report.rows} rows verify"
+            + (
+                f" ({report.redacted} redacted: links verified, payloads gone)"
+                if report.redacted
+                else ""
+            )
+            + f"; head seq {report.head_seq}, hash {report.head_hash.hex()}"
         )
     else:
         b = report.broken

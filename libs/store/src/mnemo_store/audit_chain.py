@@ -2,9 +2,12 @@
 
 Each tenant's audit rows form a chain: row `seq` stores `prev_hash` (the hash of row `seq - 1`, or
 32 zero bytes for row 1) and `hash = sha256(prev_hash || JCS(document))`, where JCS is RFC 8785
-canonical JSON and the document is `chain_document(row)`. The database computes every link itself
-(migration 0007, `mnemo.audit_chain_link`); this module recomputes them with the `rfc8785` package
-to verify a chain, and checks that a payload holds only values the chain can carry.
+canonical JSON and the document is `chain_document(row)`. The document names the payload by its
+digest only (`payload_sha256`, the SHA-256 of the payload's canonical JSON, chain version 2), so a
+payload can be redacted (replaced by `{}`, the digest kept) and the row keeps its place and link.
+The database computes every link itself (migrations 0007 and 0014, `mnemo.audit_chain_link`); this
+module recomputes them with the `rfc8785` package to verify a chain, and checks that a payload
+holds only values the chain can carry.
 
 Pure: no I/O. `mnemo_store.audit_log` reads the rows; `verify_chain` judges them.
 """
@@ -26,7 +29,7 @@ from mnemo_store.errors import StoreError
 GENESIS_HASH = bytes(32)
 """`prev_hash` of a tenant's first row."""
 
-CHAIN_VERSION = 1
+CHAIN_VERSION = 2
 MAX_SAFE_INTEGER = 2**53 - 1
 REORDER_PROBE = 64
 """How far from its position a row's original seq is searched for when its hash does not match."""
@@ -54,6 +57,14 @@ class ChainRow:
     prev_hash: bytes
     hash: bytes
     recorded_at: datetime | None = None
+    payload_digest: bytes | None = None
+    """The digest stored with the row; the verifier trusts it only for a redacted row."""
+    redacted_at: datetime | None = None
+    """When the payload was redacted (it is then `{}`), else None."""
+
+    @property
+    def redacted(self) -> bool:
+        return self.redacted_at is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +84,9 @@ class ChainReport:
     head_seq: int
     head_hash: bytes
     broken: ChainBreak | None = field(default=None)
+    redacted: int = 0
+    """Rows among those checked whose payload was redacted (their links verified, not their
+    content)."""
 
     @property
     def ok(self) -> bool:
@@ -89,8 +103,22 @@ def _timestamp(moment: datetime) -> str:
     )
 
 
+def payload_digest(payload: Mapping[str, Any]) -> bytes:
+    """SHA-256 of the payload's canonical JSON (`mnemo.audit_payload_digest` in the database)."""
+    return hashlib.sha256(rfc8785.dumps(dict(payload))).digest()
+
+
+def row_payload_digest(row: ChainRow) -> bytes:
+    """The digest a row's link covers: the stored one for a redacted row, else its payload's."""
+    if row.redacted:
+        if row.payload_digest is None:
+            raise AuditValueError(f"seq {row.seq} is redacted but carries no payload digest")
+        return row.payload_digest
+    return payload_digest(row.payload)
+
+
 def chain_document(row: ChainRow, *, seq: int | None = None) -> dict[str, Any]:
-    """The JSON document a row's hash covers (`mnemo.audit_chain_document` in the database)."""
+    """The JSON document a row's hash covers (`mnemo.audit_chain_document_v2` in the database)."""
     return {
         "v": CHAIN_VERSION,
         "tenant": str(row.tenant),
@@ -100,7 +128,7 @@ def chain_document(row: ChainRow, *, seq: int | None = None) -> dict[str, Any]:
         "occurred_at": _timestamp(row.occurred_at),
         "producer": row.producer,
         "trace": row.trace,
-        "payload": dict(row.payload),
+        "payload_sha256": row_payload_digest(row).hex(),
     }
 
 
@@ -165,6 +193,7 @@ class ChainVerifier:
         self._expected = 1
         self._prev = GENESIS_HASH
         self._count = 0
+        self._redacted = 0
         self._broken: ChainBreak | None = None
 
     @property
@@ -180,6 +209,7 @@ class ChainVerifier:
         if self._broken is None:
             self._prev = row.hash
             self._expected += 1
+            self._redacted += row.redacted
         return self._broken
 
     def report(self) -> ChainReport:
@@ -188,6 +218,7 @@ class ChainVerifier:
             head_seq=self._expected - 1,
             head_hash=self._prev,
             broken=self._broken,
+            redacted=self._redacted,
         )
 
 
@@ -198,6 +229,7 @@ def verify_chain(rows: Iterable[ChainRow]) -> ChainReport:
     - reordered: the row's content hashes correctly only under another seq, or it does not link
       to the row before it (rows were moved or renumbered);
     - altered: the row's content no longer matches its hash.
+    A redacted row is checked by its stored payload digest and counted in `redacted`.
     A chain cut at its end cannot be seen from the rows alone: compare `head_seq` with a head
     recorded elsewhere.
     """

@@ -30,7 +30,7 @@ _SET_TENANT = "SELECT set_config('mnemo.tenant', $1, true)"
 
 _COLUMNS = (
     "axon_tenant, seq, event_id, kind, occurred_at, producer, trace, payload::text AS payload,"
-    " prev_hash, hash, recorded_at"
+    " prev_hash, hash, recorded_at, payload_digest, redacted_at"
 )
 
 _APPEND = """
@@ -98,6 +98,8 @@ def row_from_record(record: Mapping[str, Any]) -> ChainRow:
         prev_hash=bytes(record["prev_hash"]),
         hash=bytes(record["hash"]),
         recorded_at=record["recorded_at"],
+        payload_digest=bytes(record["payload_digest"]),
+        redacted_at=record["redacted_at"],
     )
 
 

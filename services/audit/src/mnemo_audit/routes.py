@@ -49,6 +49,10 @@ class AuditRowOut(BaseModel):
     prev_hash: str
     hash: str
     recorded_at: datetime | None
+    payload_sha256: str | None = None
+    """The digest the row's link covers (the payload's canonical JSON, hashed)."""
+    redacted_at: datetime | None = None
+    """Set when the payload was redacted (it is then empty); the digest and the link stay."""
 
 
 class AuditPage(BaseModel):
@@ -69,6 +73,8 @@ class VerifyOut(BaseModel):
     head_seq: int
     head_hash: str
     broken: ChainBreakOut | None
+    redacted: int = 0
+    """Rows whose payload was redacted: their links verified, their content is gone."""
 
 
 def _row(row: ChainRow) -> AuditRowOut:
@@ -83,6 +89,8 @@ def _row(row: ChainRow) -> AuditRowOut:
         prev_hash=row.prev_hash.hex(),
         hash=row.hash.hex(),
         recorded_at=row.recorded_at,
+        payload_sha256=None if row.payload_digest is None else row.payload_digest.hex(),
+        redacted_at=row.redacted_at,
     )
 
 
@@ -93,6 +101,7 @@ def _report(report: ChainReport) -> VerifyOut:
         rows=report.rows,
         head_seq=report.head_seq,
         head_hash=report.head_hash.hex(),
+        redacted=report.redacted,
         broken=None
         if broken is None
         else ChainBreakOut(seq=broken.seq, problem=broken.problem, detail=broken.detail),
