@@ -1,7 +1,8 @@
 """The navigator's Postgres adapters: its ports (`mnemo_navigator.ports`) over the opened pool.
 
 The tenant ports delegate, one call each, to a `mnemo_store.TenantTransaction`; the catalogue
-reads the registry and the tenants table.
+reads the registry and the tenants table. The write ports (`mnemo_navigator.writes`): the declared
+stores from the registry, and the outbox and ingest's inbox as far as a write got.
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ from dataclasses import dataclass
 
 import asyncpg
 from mnemo_store import EdgeDelta, GraphArrays, LoadLimits, OutboxEvent, Scope, Store, StoreCorpus
+from mnemo_store.errors import StoreError
 from mnemo_store.outcomes import StoredOutcome
 from mnemo_store.refresh import GraphRows
-from mnemo_store.registry import read_corpus
+from mnemo_store.registry import list_corpora, read_corpus, store_corpora_fingerprint
 from mnemo_store.retrieval import FoundDocument
 from mnemo_store.unit_of_work import TenantTransaction
 
 from mnemo_navigator.ports import CorpusEntry
+from mnemo_navigator.writes import StoreReaders
 
 _TENANT_EXISTS = "SELECT EXISTS (SELECT FROM mnemo.tenants WHERE tenant_id = $1)"
 
@@ -152,3 +155,73 @@ class PostgresTransactions:
     ) -> AsyncIterator[PostgresTenantWork]:
         async with self._store.tenant(tenant_id, read_only=read_only) as tx:
             yield PostgresTenantWork.over(tx)
+
+
+class PostgresStoreDirectory:
+    """`StoreDirectory` over the registry's store corpora, re-read only when their fingerprint
+    moved (so a store applied a moment ago is found, and a known one costs no query)."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+        self._stores: dict[str, StoreReaders] = {}
+        self._fingerprint: tuple[object, ...] | None = None
+
+    async def store(self, name: str) -> StoreReaders | None:
+        fingerprint = await store_corpora_fingerprint(self._pool)
+        if fingerprint != self._fingerprint:
+            corpora: list[StoreCorpus] = []
+            for row in await list_corpora(self._pool, kind="store_graph"):
+                try:
+                    corpora.append(StoreCorpus.from_definition(row.definition))
+                except (StoreError, ValueError, KeyError, TypeError):
+                    continue  # a definition this version cannot read serves no store
+            self._stores = store_readers(corpora)
+            self._fingerprint = fingerprint
+        return self._stores.get(name)
+
+
+def store_readers(corpora: Sequence[StoreCorpus]) -> dict[str, StoreReaders]:
+    """Store name → its declaration and the corpora reading it, as documents or as relations."""
+    documents: dict[str, list[StoreCorpus]] = {}
+    relations: dict[str, list[StoreCorpus]] = {}
+    decls = {}
+    for corpus in corpora:
+        decls[corpus.documents.name] = corpus.documents
+        decls[corpus.relations.name] = corpus.relations
+        documents.setdefault(corpus.documents.name, []).append(corpus)
+        relations.setdefault(corpus.relations.name, []).append(corpus)
+    return {
+        name: StoreReaders(decl, tuple(documents.get(name, ())), tuple(relations.get(name, ())))
+        for name, decl in decls.items()
+    }
+
+
+_SET_TENANT = "SELECT set_config('mnemo.tenant', $1, true)"
+_PUBLISHED = "SELECT count(*) FROM mnemo.outbox WHERE event_id = ANY($1::uuid[]) AND published_at IS NOT NULL"
+_PROCESSED = "SELECT event_id FROM mnemo.inbox WHERE consumer = $1 AND event_id = ANY($2::uuid[])"
+
+
+class PostgresWriteLog:
+    """`WriteLog`: the tenant's outbox rows (queued in one transaction) and ingest's inbox, read
+    under the tenant's row-level security."""
+
+    def __init__(self, store: Store, pool: asyncpg.Pool, ingest_inbox: str) -> None:
+        self._store = store
+        self._pool = pool
+        self._ingest_inbox = ingest_inbox
+
+    async def queue(self, tenant: uuid.UUID, events: Sequence[OutboxEvent]) -> None:
+        async with self._store.tenant(tenant) as tx:
+            for event in events:
+                await tx.append_outbox(event)
+
+    async def published(self, tenant: uuid.UUID, event_ids: Sequence[uuid.UUID]) -> int:
+        async with self._pool.acquire() as connection, connection.transaction(readonly=True):
+            await connection.execute(_SET_TENANT, str(tenant))
+            return int(await connection.fetchval(_PUBLISHED, list(event_ids)))
+
+    async def processed(self, tenant: uuid.UUID, event_ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:
+        async with self._pool.acquire() as connection, connection.transaction(readonly=True):
+            await connection.execute(_SET_TENANT, str(tenant))
+            rows = await connection.fetch(_PROCESSED, self._ingest_inbox, list(event_ids))
+        return {row["event_id"] for row in rows}

@@ -17,12 +17,19 @@ from mnemo_store.graph_cache import GraphCache
 from mnemo_telemetry.http_limits import BodyLimitMiddleware
 from mnemo_telemetry.service import ServiceRuntime
 
-from mnemo_navigator.adapters import PostgresCatalogue, PostgresTransactions
+from mnemo_navigator.adapters import (
+    PostgresCatalogue,
+    PostgresStoreDirectory,
+    PostgresTransactions,
+    PostgresWriteLog,
+)
 from mnemo_navigator.ports import Catalogue, Transactions
 from mnemo_navigator.routes import TokenFirstMiddleware, api_router, install_error_handlers
 from mnemo_navigator.settings import Settings
+from mnemo_navigator.store_routes import store_router
 from mnemo_navigator.subscribers import navigate_requested_handler
 from mnemo_navigator.use_cases import Navigator, Policy
+from mnemo_navigator.writes import WritePolicy, Writes
 
 SERVICE = "navigator"
 
@@ -77,7 +84,9 @@ def create_app(
     @asynccontextmanager
     async def lifespan(kit: Composition) -> AsyncIterator[None]:
         if kit.broker is not None:
-            await kit.ensure_topics(*TOPICS, settings.requests_topic, settings.audit_topic)
+            await kit.ensure_topics(
+                *TOPICS, settings.requests_topic, settings.audit_topic, settings.persist_topic
+            )
         pool = await kit.pool(
             settings.database_url, max_size=settings.pool_size, command_timeout=60
         )
@@ -93,7 +102,21 @@ def create_app(
                 handler=single(navigate_requested_handler(navigator, kit.broker, verifier)),
             )
         kit.include(api_router(navigator, verifier))
-        await kit.relay(settings, (settings.audit_topic,))
+        # Rows written over HTTP, through the outbox to ingest (issue 23).
+        writes = Writes(
+            PostgresCatalogue(pool),
+            PostgresStoreDirectory(pool),
+            PostgresWriteLog(Store(pool), pool, settings.ingest_inbox),
+            WritePolicy(
+                pinned_scopes=dict(settings.pinned_scopes)
+                if pinned_scopes is None
+                else pinned_scopes,
+                persist_topic=settings.persist_topic,
+                publish_seconds=settings.write_publish_seconds,
+            ),
+        )
+        kit.include(store_router(writes, verifier))
+        await kit.relay(settings, (settings.audit_topic, settings.persist_topic))
         yield
 
     return kit.runtime(lifespan)

@@ -16,7 +16,7 @@ from typing import Literal
 
 from mnemo_axon.where import parse_filter
 from mnemo_axon.where.syntax import ParameterRef, StringValue
-from mnemo_events.topics import AUDIT, NAVIGATE_REQUESTED
+from mnemo_events.topics import AUDIT, NAVIGATE_REQUESTED, PERSIST
 from mnemo_service import AuthSettings, RelaySettings, ServiceSettings
 from pydantic import Field, field_validator
 from pydantic_settings import SettingsConfigDict
@@ -65,6 +65,15 @@ class Settings(ServiceSettings, AuthSettings, RelaySettings):
     with the stack's navigator for requests)."""
     group: str = "mnemo.navigator"
     """Kafka consumer group. The inbox always deduplicates as `mnemo.navigator`, whatever the group."""
+
+    persist_topic: str = PERSIST
+    """Where rows written over HTTP go, as persist events through the outbox (a test's own process
+    gives its own topic, read by an ingest of its own)."""
+    ingest_inbox: str = "mnemo.ingest"
+    """The inbox name ingest deduplicates under: a write's `?wait=` waits for its ids there."""
+    write_publish_seconds: float = Field(default=10.0, gt=0)
+    """How long a write waits for the relay to publish its rows before answering 503 (the rows
+    stay queued and are written all the same)."""
 
     @field_validator("pinned_scopes")
     @classmethod

@@ -1,0 +1,102 @@
+"""The HTTP API's store routes: rows written into a declared store (`POST /v1/stores/{store}/rows`)
+through `mnemo_navigator.writes` (the outbox, Kafka, ingest). The bearer token is verified by
+`TokenFirstMiddleware` before the body is read, as for every `/v1` route; errors answer
+`{"error": {"code", "message"}}` with the statuses declared here.
+"""
+
+# No `from __future__ import annotations`: FastAPI reads the annotations of the handlers defined
+# inside `store_router`.
+
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi.security import HTTPAuthorizationCredentials
+from mnemo_auth import Principal, TokenVerifier
+from mnemo_events.tracing import current_traceparent
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from mnemo_navigator.routes import _PRINCIPAL, ErrorBody, _bearer, authenticate
+from mnemo_navigator.writes import MAX_ROWS, MAX_WAIT_SECONDS, Writes
+
+StoreName = Annotated[
+    str,
+    Path(min_length=1, max_length=63, pattern=r"^[^\x00/]+$", description="a declared store"),
+]
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorBody, "description": description}
+    for status, description in {
+        400: "the body is not JSON",
+        401: "no token, or an invalid, expired or wrongly signed one",
+        403: "the token lacks the write scope, names a tenant that does not exist, or is "
+        "client-confined and a corpus reading the store has no pinned scope made of equalities "
+        "on the store's columns",
+        404: "no registered corpus reads a store of that name",
+        413: "the body is larger than the navigator accepts (MNEMO_NAVIGATOR_MAX_BODY_BYTES)",
+        422: "a row, the body or `wait` is invalid (the message names the row and the column)",
+        503: "the database is unavailable, or the rows are queued but the relay did not publish "
+        "them in time (code NOT_YET_PUBLISHED: they will still be written; do not resend)",
+    }.items()
+}
+
+
+class RowsBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    rows: Annotated[list[dict[str, JsonValue]], Field(min_length=1, max_length=MAX_ROWS)]
+    """The rows, each a column → value object (a client-confined token's pinned columns are set
+    from its claim, whatever is sent)."""
+
+
+class RowsAccepted(BaseModel):
+    event_ids: list[uuid.UUID]
+    """One persist event per row, in the order sent; each is in Kafka."""
+    processed: list[uuid.UUID] | None
+    """With `wait`: the events ingest processed within it: written (an edge whose document has
+    not arrived yet waits for it), or refused and dead-lettered with the reason (a check only
+    ingest can make: an edge across scopes, a duplicate key). The others are still on their way.
+    Without `wait`: null."""
+
+
+def store_router(writes: Writes, verifier: TokenVerifier) -> APIRouter:
+    router = APIRouter(prefix="/v1", responses=_ERRORS)
+
+    def principal(
+        request: Request,
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    ) -> Principal:
+        verified = request.scope.get("state", {}).get(_PRINCIPAL)
+        if isinstance(verified, Principal):
+            return verified
+        token = None if credentials is None else f"Bearer {credentials.credentials}"
+        return authenticate(verifier, token)
+
+    @router.post(
+        "/stores/{store}/rows",
+        response_model=RowsAccepted,
+        status_code=202,
+        summary="Write rows into a store (through ingest)",
+    )
+    async def write_rows(
+        store: StoreName,
+        body: RowsBody,
+        who: Annotated[Principal, Depends(principal)],
+        wait: Annotated[
+            float | None,
+            Query(
+                ge=0,
+                le=MAX_WAIT_SECONDS,
+                description="seconds to wait until ingest has processed the rows",
+            ),
+        ] = None,
+    ) -> RowsAccepted:
+        result = await writes.write(
+            who, store, body.rows, wait=wait, traceparent=current_traceparent()
+        )
+        return RowsAccepted(
+            event_ids=list(result.event_ids),
+            processed=None if result.processed is None else list(result.processed),
+        )
+
+    return router

@@ -1,0 +1,309 @@
+"""Writing rows over HTTP: a caller's rows become persist events, durably in Kafka before the
+answer, written by ingest exactly as a producer's `mnemo.persist.v1` messages are.
+
+The navigator writes no store row itself (ingest stays the only writer, ARCHITECTURE §1). A write
+checks what it can before accepting anything: the token grants `write` and names an existing
+tenant, the store is declared (a registered store corpus reads it), and every row passes the
+store's column rules (`mnemo_axon.row_values`) and, for an edge store, the graph rules (G3, G4);
+otherwise the whole request is refused and nothing is queued. A client-confined token (a `client`
+claim) may write only a store that every corpus reading it pins by equalities on the store's own
+columns (`column == '${client.name}'`): those columns are set from the claim, whatever the body
+says. The accepted rows go to the outbox in one transaction, one persist envelope each, with the
+caller named as the envelope's producer (so ingest's `store:<name>:persist` audit row names them);
+the call returns once the relay has published every one of them, and, when asked to wait, once
+ingest has processed them (its inbox holds their ids: written, parked until an edge's document
+arrives, or refused). What ingest refuses then (an edge whose documents are in another scope, a
+duplicate key) is dead-lettered by ingest with the reason, as for any persist message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Protocol
+
+from mnemo_auth import Principal
+from mnemo_axon.errors import AxonError
+from mnemo_axon.ir import StoreDecl
+from mnemo_axon.row_values import InvalidRowError, check_row, preview
+from mnemo_axon.where import parse_filter
+from mnemo_axon.where.syntax import Connector, Operator, ParameterRef, StringValue, TextPart
+from mnemo_events import PERSIST, PersistRow, new_envelope
+from mnemo_mdn.relations import RELATION_TYPES
+from mnemo_store import OutboxEvent, StoreCorpus
+
+from mnemo_navigator.errors import (
+    InvalidRequestError,
+    NavigatorError,
+    ScopeForbiddenError,
+    UnknownTenantError,
+)
+
+WRITE_SCOPE = "write"
+MAX_ROWS = 1000
+"""The most rows one request carries (the body limit bounds them too)."""
+MAX_WAIT_SECONDS = 30.0
+"""The longest `wait` served: longer ones answer 422."""
+
+
+class UnknownStoreError(NavigatorError):
+    status = 404
+    code = "NOT_FOUND"
+
+
+class NotPublishedError(NavigatorError):
+    """The rows are in the outbox (they will be published) but the relay did not publish them in
+    time; resending would write them twice."""
+
+    status = 503
+    code = "NOT_YET_PUBLISHED"
+
+
+@dataclass(frozen=True, slots=True)
+class StoreReaders:
+    """A declared store and the corpora that read it, each with the role the store plays there."""
+
+    store: StoreDecl
+    documents_of: tuple[StoreCorpus, ...] = ()
+    relations_of: tuple[StoreCorpus, ...] = ()
+
+    @property
+    def corpora(self) -> tuple[StoreCorpus, ...]:
+        return (*self.documents_of, *self.relations_of)
+
+
+class StoreDirectory(Protocol):
+    """The declared stores, by name (the registry's store corpora). A miss is never stale."""
+
+    async def store(self, name: str) -> StoreReaders | None: ...
+
+
+class WriteLog(Protocol):
+    """Where accepted rows go and how far they got: the outbox (committed together), then Kafka
+    (the relay marks them published), then ingest (its inbox holds their ids)."""
+
+    async def queue(self, tenant: uuid.UUID, events: Sequence[OutboxEvent]) -> None: ...
+
+    async def published(self, tenant: uuid.UUID, event_ids: Sequence[uuid.UUID]) -> int:
+        """How many of `event_ids` the relay has published."""
+        ...
+
+    async def processed(self, tenant: uuid.UUID, event_ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:
+        """Those of `event_ids` ingest has processed (written, parked, skipped as repeats or refused)."""
+        ...
+
+
+class TenantCheck(Protocol):
+    async def tenant_exists(self, tenant: uuid.UUID) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class WritePolicy:
+    pinned_scopes: Mapping[str, str]
+    """Corpus id → scope template (the navigator's own table; reads and writes use one)."""
+    persist_topic: str = PERSIST
+    publish_seconds: float = 10.0
+    """How long a write waits for the relay before answering 503 (the rows stay queued)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    event_ids: tuple[uuid.UUID, ...]
+    processed: tuple[uuid.UUID, ...] | None
+    """With a wait: the ids ingest processed within it (None without one)."""
+
+
+class Writes:
+    def __init__(
+        self, tenants: TenantCheck, directory: StoreDirectory, log: WriteLog, policy: WritePolicy
+    ) -> None:
+        self._tenants = tenants
+        self._directory = directory
+        self._log = log
+        self._policy = policy
+
+    async def write(
+        self,
+        principal: Principal,
+        store_name: str,
+        rows: Sequence[Mapping[str, Any]],
+        *,
+        wait: float | None = None,
+        traceparent: str | None = None,
+    ) -> WriteResult:
+        principal.require(WRITE_SCOPE)
+        if not rows or len(rows) > MAX_ROWS:
+            raise InvalidRequestError(f"rows: send 1 to {MAX_ROWS} rows, got {len(rows)}")
+        if wait is not None and not 0 <= wait <= MAX_WAIT_SECONDS:
+            raise InvalidRequestError(f"wait: 0 to {MAX_WAIT_SECONDS:g} seconds, got {wait:g}")
+        tenant = principal.tenant
+        if not await self._tenants.tenant_exists(tenant):
+            raise UnknownTenantError(
+                f"unknown tenant {tenant}: the token names a tenant that does not exist in this "
+                "deployment"
+            )
+        readers = await self._directory.store(store_name)
+        if readers is None:
+            raise UnknownStoreError(
+                f"unknown store {store_name!r}: no registered corpus reads a store of that name "
+                "(declare it and run `mnemo apply`)"
+            )
+        forced = self._forced_columns(principal, readers) if principal.client else {}
+        values = [{**row, **forced} for row in rows]
+        for index, row in enumerate(values):
+            _check(readers, index, row)
+        producer = _producer(principal)
+        envelopes = [
+            new_envelope(
+                PersistRow(store=store_name, values=row),
+                tenant=tenant,
+                producer=producer,
+                event_type=PERSIST,
+                trace=traceparent,
+            )
+            for row in values
+        ]
+        headers = {"content-type": "application/json"}
+        if traceparent:
+            headers["traceparent"] = traceparent
+        events = [
+            OutboxEvent(
+                event_id=envelope.event_id,
+                topic=self._policy.persist_topic,
+                key=str(tenant).encode(),
+                payload=envelope.model_dump(mode="json"),
+                headers=headers,
+            )
+            for envelope in envelopes
+        ]
+        await self._log.queue(tenant, events)
+        ids = tuple(event.event_id for event in events)
+        if not await _until(lambda: self._published(tenant, ids), self._policy.publish_seconds):
+            raise NotPublishedError(
+                f"the {len(ids)} rows are queued in the outbox but were not in Kafka within "
+                f"{self._policy.publish_seconds:g} s; they will be published and written (do not "
+                f"resend them): event ids {', '.join(str(i) for i in ids[:20])}"
+                + (" …" if len(ids) > 20 else "")
+            )
+        if wait is None:
+            return WriteResult(ids, None)
+        seen: set[uuid.UUID] = set()
+
+        async def all_processed() -> bool:
+            seen.update(await self._log.processed(tenant, [i for i in ids if i not in seen]))
+            return len(seen) == len(ids)
+
+        await _until(all_processed, wait)
+        return WriteResult(ids, tuple(i for i in ids if i in seen))
+
+    async def _published(self, tenant: uuid.UUID, ids: Sequence[uuid.UUID]) -> bool:
+        return await self._log.published(tenant, ids) == len(ids)
+
+    def _forced_columns(self, principal: Principal, readers: StoreReaders) -> dict[str, str]:
+        """The columns a client-confined token's rows carry from its claim: from the pinned scope
+        of every corpus reading the store, each an AND of equalities on this store's columns."""
+        if not readers.corpora:
+            raise ScopeForbiddenError(f"store {readers.store.name!r} is read by no corpus")
+        forced: dict[str, str] = {}
+        columns = {column.name for column in readers.store.columns}
+        for corpus in readers.corpora:
+            template = self._policy.pinned_scopes.get(corpus.name)
+            if template is None:
+                raise ScopeForbiddenError(
+                    f"this token is confined to an end-client (its 'client' claim), and corpus "
+                    f"{corpus.name!r}, which reads store {readers.store.name!r}, has no pinned "
+                    "scope to confine its writes by; use a tenant-wide token"
+                )
+            for column, value in _pinned_values(template, principal.client, corpus.name).items():
+                if column not in columns:
+                    raise ScopeForbiddenError(
+                        f"the pinned scope of {corpus.name!r} names column {column!r}, which "
+                        f"store {readers.store.name!r} lacks: a client-confined token cannot be "
+                        "confined when writing it; use a tenant-wide token"
+                    )
+                if forced.setdefault(column, value) != value:
+                    raise ScopeForbiddenError(
+                        f"the corpora reading store {readers.store.name!r} pin column {column!r} "
+                        "to different values for this token"
+                    )
+        return forced
+
+
+def _pinned_values(template: str, claim: Mapping[str, str], corpus: str) -> dict[str, str]:
+    """Column → the value `template` pins it to for `claim`, or ScopeForbiddenError when the
+    template is not an AND of `column == '…'` conditions or the claim cannot bind it."""
+    try:
+        parsed = parse_filter(template)
+    except AxonError as error:
+        raise ScopeForbiddenError(f"the pinned scope of {corpus!r} is invalid: {error}") from None
+    refused = ScopeForbiddenError(
+        f"the pinned scope of {corpus!r} is not made of equalities joined by AND, so a "
+        "client-confined token's rows cannot be set to it; use a tenant-wide token"
+    )
+    if any(connector is not Connector.AND for connector in parsed.connectors):
+        raise refused
+    values: dict[str, str] = {}
+    for condition in parsed.conditions:
+        if condition.operator is not Operator.EQ or not isinstance(condition.value, StringValue):
+            raise refused
+        text = []
+        for part in condition.value.parts:
+            if isinstance(part, TextPart):
+                text.append(part.text)
+                continue
+            assert isinstance(part, ParameterRef)  # the two kinds of parts
+            if len(part.path) != 2 or part.path[0] != "client" or part.path[1] not in claim:
+                raise ScopeForbiddenError(
+                    f"the pinned scope of {corpus!r} needs ${{{part.name}}}, which this token's "
+                    "'client' claim does not carry"
+                )
+            text.append(claim[part.path[1]])
+        values[condition.column] = "".join(text)
+    return values
+
+
+def _check(readers: StoreReaders, index: int, values: Mapping[str, Any]) -> None:
+    """Ingest's checks of one row (the store's column rules, G3 and G4 for an edge store), as a
+    422 naming the row."""
+    try:
+        row = check_row(readers.store, values)
+    except InvalidRowError as error:
+        raise InvalidRequestError(f"rows[{index}]: {error}") from None
+    for corpus in readers.relations_of:
+        etype = row.get(corpus.etype_column)
+        if etype not in RELATION_TYPES:
+            raise InvalidRequestError(
+                f"rows[{index}]: edge type {preview(etype)} is not in the relation catalog (G3); "
+                f"use one of {', '.join(RELATION_TYPES)}"
+            )
+        weight = row.get(corpus.weight_column)
+        if not isinstance(weight, int | float | Decimal) or not 0 < float(weight) <= 1:
+            raise InvalidRequestError(
+                f"rows[{index}]: edge weight {preview(weight)} is outside (0, 1] (G4)"
+            )
+
+
+def _producer(principal: Principal) -> str:
+    """The envelope's producer: the navigator and the caller, which ingest's audit row names."""
+    name = f"mnemo.navigator/http {principal.subject or 'anonymous'}"
+    if principal.client:
+        name += " (client " + ",".join(f"{k}={v}" for k, v in sorted(principal.client.items()))
+        name += ")"
+    return name.replace("\x00", "\ufffd")[:200]
+
+
+async def _until(condition: Any, within: float) -> bool:
+    """Poll `condition` (an async callable) until it holds or `within` seconds pass."""
+    deadline = time.monotonic() + within
+    pause = 0.005
+    while True:
+        if await condition():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        await asyncio.sleep(min(pause, max(deadline - time.monotonic(), 0)))
+        pause = min(pause * 2, 0.1)
