@@ -55,11 +55,12 @@ class Writer:
         **token: Any,
     ) -> httpx.Response:
         params = {} if wait is None else {"wait": wait}
+        # JSON with ASCII escapes: a lone surrogate (which no UTF-8 body can carry) as `\\ud800`.
         return await self.client.post(
             f"/v1/stores/{store}/rows",
-            json={"rows": rows},
+            content=json.dumps({"rows": rows}),
             params=params,
-            headers=self.headers(tenant, **token),
+            headers={**self.headers(tenant, **token), "Content-Type": "application/json"},
         )
 
 
@@ -238,6 +239,9 @@ async def test_a_client_token_writes_only_inside_its_pinned_scope(writer: Writer
             ],
             "relation catalog",
         ),
+        ("docs", [_doc(str(uuid.uuid4()), "nul \x00 inside")], "rows[1]"),
+        ("docs", [{**_doc(str(uuid.uuid4()), "t"), "body": "\ud800"}], "rows[1]"),
+        ("docs", [{**_doc(str(uuid.uuid4()), "t"), "score": 10**30}], "rows[1]"),
     ],
 )
 async def test_a_bad_row_is_refused_with_a_422_naming_it_and_nothing_is_queued(

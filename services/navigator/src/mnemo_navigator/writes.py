@@ -35,6 +35,8 @@ from mnemo_axon.where.syntax import Connector, Operator, ParameterRef, StringVal
 from mnemo_events import PERSIST, PersistRow, new_envelope
 from mnemo_mdn.relations import RELATION_TYPES
 from mnemo_store import OutboxEvent, StoreCorpus
+from mnemo_store.errors import InvalidValueError
+from mnemo_store.row_values import check_payload
 
 from mnemo_navigator.errors import (
     InvalidRequestError,
@@ -271,8 +273,12 @@ def _check(readers: StoreReaders, index: int, values: Mapping[str, Any]) -> None
     422 naming the row."""
     try:
         row = check_row(readers.store, values)
-    except InvalidRowError as error:
-        raise InvalidRequestError(f"rows[{index}]: {error}") from None
+        check_payload(values, f"rows[{index}]")  # what the outbox's jsonb must hold
+    except (InvalidRowError, InvalidValueError) as error:
+        message = str(error)
+        raise InvalidRequestError(
+            message if message.startswith("rows[") else f"rows[{index}]: {message}"
+        ) from None
     for corpus in readers.relations_of:
         etype = row.get(corpus.etype_column)
         if etype not in RELATION_TYPES:
