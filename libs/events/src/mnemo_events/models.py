@@ -67,6 +67,19 @@ which Postgres text cannot hold; refused at decoding, so the record is dead-lett
 RequestParamValue = Annotated[str, NoNul, Field(max_length=4096)] | int | float | bool | None
 
 
+class ForgetRow(Message):
+    """`mnemo.forget.v1`: forget one document of a store read by a store corpus as its documents:
+    the row goes, with every edge touching it, the parked edges naming it and the navigation
+    outcomes whose path went through it. `match` narrows it to a row whose columns equal these
+    text values (an end-client's pinned scope): a row outside it is not forgotten."""
+
+    store: StoreName
+    id: Annotated[str, NoNul, Field(min_length=1, max_length=1024)]
+    match: dict[Annotated[str, Field(min_length=1, max_length=63)], Annotated[str, NoNul]] = Field(
+        default_factory=dict
+    )
+
+
 class NavigateRequested(Message):
     """`mnemo.navigate.requested.v1`: a navigation asked for over Kafka, answered by request id.
 
@@ -134,6 +147,22 @@ class QueryAudited(Message):
     its own claim."""
 
 
+class DeleteAudited(Message):
+    """Audit data of `store:<name>:delete`: a document ingest forgot, with who asked and what went
+    (how many edges, parked edges and navigation outcomes with it), never the row's content."""
+
+    kind: Literal["delete"] = "delete"
+    action: Annotated[str, Field(pattern=r"^store:[^:]+:delete$")]
+    store: StoreName
+    row_ids: tuple[str, ...]
+    edges_removed: Annotated[int, Field(ge=0)] = 0
+    pending_removed: Annotated[int, Field(ge=0)] = 0
+    outcomes_removed: Annotated[int, Field(ge=0)] = 0
+    source_event_ids: tuple[uuid.UUID, ...]
+    principal: str
+    trace_id: str | None
+
+
 class PersistAudited(Message):
     """Audit data of `store:<name>:persist`: rows ingest wrote in one transaction for one store."""
 
@@ -146,7 +175,7 @@ class PersistAudited(Message):
     trace_id: str | None
 
 
-AuditData = Annotated[QueryAudited | PersistAudited, Field(discriminator="kind")]
+AuditData = Annotated[QueryAudited | PersistAudited | DeleteAudited, Field(discriminator="kind")]
 
 
 class AuditRecorded(Message):

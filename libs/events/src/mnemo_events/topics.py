@@ -7,6 +7,7 @@ from typing import Final
 from mnemo_events.models import (
     AuditRecorded,
     DocumentPersisted,
+    ForgetRow,
     Message,
     NavigateCompleted,
     NavigateRequested,
@@ -14,6 +15,7 @@ from mnemo_events.models import (
 )
 
 PERSIST: Final = "mnemo.persist.v1"
+FORGET: Final = "mnemo.forget.v1"
 DOCUMENT_PERSISTED: Final = "mnemo.document.persisted.v1"
 NAVIGATE_REQUESTED: Final = "mnemo.navigate.requested.v1"
 NAVIGATE_COMPLETED: Final = "mnemo.navigate.completed.v1"
@@ -22,6 +24,7 @@ DEAD_LETTER_SUFFIX: Final = ".dlt"
 
 DATA_MODELS: Final[dict[str, type[Message]]] = {
     PERSIST: PersistRow,
+    FORGET: ForgetRow,
     DOCUMENT_PERSISTED: DocumentPersisted,
     NAVIGATE_REQUESTED: NavigateRequested,
     NAVIGATE_COMPLETED: NavigateCompleted,

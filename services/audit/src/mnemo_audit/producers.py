@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Set
 from typing import Final, Literal
 
-AuditKind = Literal["query", "persist"]
+AuditKind = Literal["query", "persist", "delete"]
 
 DEFAULT_PRODUCERS: Final[Mapping[str, frozenset[AuditKind]]] = {
-    "mnemo.ingest": frozenset({"persist"}),
+    "mnemo.ingest": frozenset({"persist", "delete"}),
     "mnemo.navigator": frozenset({"query"}),
 }
 """The deployment's own producers of audit events and the record kinds each writes."""

@@ -24,7 +24,14 @@ from faststream.kafka import KafkaBroker
 from mnemo_axon.ir import StoreDecl
 from mnemo_events import PERSIST, PersistRow, new_envelope
 from mnemo_events.dead_letters import DeadLetter, Delivery, publish_dead_letter
-from mnemo_store import OutboxEvent, Store, StoreCorpus, TenantTransaction, ingest_writes
+from mnemo_store import (
+    OutboxEvent,
+    Store,
+    StoreCorpus,
+    TenantTransaction,
+    forgetting,
+    ingest_writes,
+)
 from mnemo_store.errors import StoreError
 from mnemo_store.ingest_writes import PendingEdge
 from mnemo_store.registry import list_corpora, store_corpora_fingerprint
@@ -54,6 +61,7 @@ class _PostgresTransaction:
         self.inbox = PostgresInbox(tx)
         self.rows = PostgresRows(tx)
         self.pending = PostgresPendingEdges(tx)
+        self.outcomes = PostgresOutcomes(tx)
         self.outbox = PostgresOutbox(tx)
 
 
@@ -88,6 +96,22 @@ class PostgresRows:
             self._tx, documents, id_column, ids, scope_columns
         )
 
+    async def delete_document(
+        self,
+        documents: StoreDecl,
+        id_column: str,
+        document_id: str,
+        match: Mapping[str, str],
+    ) -> bool:
+        return await forgetting.delete_document(self._tx, documents, id_column, document_id, match)
+
+    async def delete_edges_touching(
+        self, relations: StoreDecl, from_column: str, to_column: str, document_id: str
+    ) -> int:
+        return await forgetting.delete_edges_touching(
+            self._tx, relations, from_column, to_column, document_id
+        )
+
 
 class PostgresPendingEdges:
     def __init__(self, tx: TenantTransaction) -> None:
@@ -110,6 +134,21 @@ class PostgresPendingEdges:
 
     async def take_expired(self, received_before: datetime, limit: int = 500) -> list[PendingEdge]:
         return await ingest_writes.take_expired_pending_edges(self._tx, received_before, limit)
+
+    async def drop_naming(
+        self, store: str, from_column: str, to_column: str, document_id: str
+    ) -> int:
+        return await forgetting.drop_pending_edges_naming(
+            self._tx, store, from_column, to_column, document_id
+        )
+
+
+class PostgresOutcomes:
+    def __init__(self, tx: TenantTransaction) -> None:
+        self._tx = tx
+
+    async def forget_naming(self, corpus_id: str, document_id: str) -> int:
+        return await forgetting.forget_outcomes_naming(self._tx, corpus_id, document_id)
 
 
 class PostgresOutbox:

@@ -2,8 +2,8 @@
 the use cases run on them in unit tests, and the same contract suite
 (`tests/integration/ingest/test_ports_contract.py`) holds them to the Postgres behaviour.
 
-`MemoryIngestStore` keeps each tenant's inbox, store rows, corpus revisions, pending edges and
-outbox apart (a tenant sees only its own, as row-level security does); a unit of work edits a copy
+`MemoryIngestStore` keeps each tenant's inbox, store rows, corpus revisions, pending edges,
+navigation outcomes and outbox apart (a tenant sees only its own, as row-level security does); a unit of work edits a copy
 of its tenant's state, installed when the block ends and dropped on error, and units of work of
 one tenant run one at a time. A row whose primary key exists fails the unit of work with the error
 Postgres raises (`asyncpg.UniqueViolationError`), so callers that judge database verdicts judge
@@ -40,6 +40,8 @@ class TenantState:
     rows: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
     revisions: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     pending: dict[int, PendingEdge] = field(default_factory=dict)
+    outcomes: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    """(corpus id, path) of each navigation outcome, as `mnemo.nav_outcomes` holds them."""
     outbox: list[OutboxEvent] = field(default_factory=list)
 
 
@@ -72,6 +74,7 @@ class MemoryTransaction:
         self.inbox = MemoryInbox(state)
         self.rows = MemoryRows(state)
         self.pending = MemoryPendingEdges(state, pending_ids)
+        self.outcomes = MemoryOutcomes(state)
         self.outbox = MemoryOutbox(state)
 
 
@@ -142,6 +145,43 @@ class MemoryRows:
                 found[key] = {c: _text(row.get(c)) for c in scope_columns}
         return found
 
+    async def delete_document(
+        self,
+        documents: StoreDecl,
+        id_column: str,
+        document_id: str,
+        match: Mapping[str, str],
+    ) -> bool:
+        for name in (id_column, *match):
+            if documents.column(name) is None:
+                raise ValueError(f"store {documents.name!r} has no column {name!r}")
+        table = self._state.rows.get(documents.name, [])
+        kept = [
+            row
+            for row in table
+            if not (
+                _text(row.get(id_column)) == document_id
+                and all(_text(row.get(c)) == v for c, v in match.items())
+            )
+        ]
+        self._state.rows[documents.name] = kept
+        return len(kept) < len(table)
+
+    async def delete_edges_touching(
+        self, relations: StoreDecl, from_column: str, to_column: str, document_id: str
+    ) -> int:
+        for name in (from_column, to_column):
+            if relations.column(name) is None:
+                raise ValueError(f"store {relations.name!r} has no column {name!r}")
+        table = self._state.rows.get(relations.name, [])
+        kept = [
+            row
+            for row in table
+            if document_id not in (_text(row.get(from_column)), _text(row.get(to_column)))
+        ]
+        self._state.rows[relations.name] = kept
+        return len(table) - len(kept)
+
 
 class MemoryPendingEdges:
     def __init__(self, state: TenantState, ids: Iterator[int]) -> None:
@@ -176,6 +216,18 @@ class MemoryPendingEdges:
     async def take_expired(self, received_before: datetime, limit: int = 500) -> list[PendingEdge]:
         return self._take([e for e in self._pending() if e.received_at < received_before][:limit])
 
+    async def drop_naming(
+        self, store: str, from_column: str, to_column: str, document_id: str
+    ) -> int:
+        naming = [
+            e
+            for e in self._pending()
+            if e.store == store
+            and document_id
+            in (_json_text(e.values.get(from_column)), _json_text(e.values.get(to_column)))
+        ]
+        return len(self._take(naming))
+
     def _pending(self) -> list[PendingEdge]:
         return sorted(self._state.pending.values(), key=lambda e: e.pending_id)
 
@@ -183,6 +235,17 @@ class MemoryPendingEdges:
         for edge in edges:
             del self._state.pending[edge.pending_id]
         return edges
+
+
+class MemoryOutcomes:
+    def __init__(self, state: TenantState) -> None:
+        self._state = state
+
+    async def forget_naming(self, corpus_id: str, document_id: str) -> int:
+        outcomes = self._state.outcomes
+        kept = [(c, path) for c, path in outcomes if c != corpus_id or document_id not in path]
+        self._state.outcomes = kept
+        return len(outcomes) - len(kept)
 
 
 class MemoryOutbox:
@@ -245,3 +308,10 @@ class MemoryDeadLetters:
 def _text(value: Any) -> str | None:
     """A value as Postgres prints it for `::text` (the scope columns ingest compares)."""
     return None if value is None else str(value)
+
+
+def _json_text(value: Any) -> str | None:
+    """A JSON value as Postgres's `->>` gives it: text unquoted, numbers and booleans as JSON."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value)

@@ -105,6 +105,23 @@ class Rows(Protocol):
         exist for this tenant."""
         ...
 
+    async def delete_document(
+        self,
+        documents: StoreDecl,
+        id_column: str,
+        document_id: str,
+        match: Mapping[str, str],
+    ) -> bool:
+        """Delete this tenant's document `document_id` (its id as text) if each column of `match`
+        equals its value (as text); True when one was deleted."""
+        ...
+
+    async def delete_edges_touching(
+        self, relations: StoreDecl, from_column: str, to_column: str, document_id: str
+    ) -> int:
+        """Delete this tenant's edges from or to `document_id`; returns how many."""
+        ...
+
 
 class PendingEdges(Protocol):
     """Edges parked until both their documents exist, for this tenant."""
@@ -128,6 +145,20 @@ class PendingEdges(Protocol):
         """Remove and return up to `limit` parked edges received before `received_before`."""
         ...
 
+    async def drop_naming(
+        self, store: str, from_column: str, to_column: str, document_id: str
+    ) -> int:
+        """Delete the parked edges of `store` from or to `document_id`; returns how many."""
+        ...
+
+
+class Outcomes(Protocol):
+    """The navigation outcomes (adaptive corpora's memory), for this tenant."""
+
+    async def forget_naming(self, corpus_id: str, document_id: str) -> int:
+        """Delete the outcomes of `corpus_id` whose path went through `document_id`."""
+        ...
+
 
 class Outbox(Protocol):
     """Events that leave (in the given order) only if the unit of work commits."""
@@ -149,6 +180,9 @@ class IngestTransaction(Protocol):
 
     @property
     def pending(self) -> PendingEdges: ...
+
+    @property
+    def outcomes(self) -> Outcomes: ...
 
     @property
     def outbox(self) -> Outbox: ...

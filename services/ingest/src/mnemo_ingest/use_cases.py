@@ -14,7 +14,15 @@ with another payload (earlier in the batch, or processed before: the inbox keeps
 digest) is refused as "duplicate event id with a different payload". Only a true repeat (same id,
 same store and values) is skipped quietly.
 
-The use case reaches storage only through the ports of `mnemo_ingest.ports` (Postgres adapters in
+`Forget` forgets documents (`mnemo.forget.v1`): per command, one unit of work claims the event in
+the inbox (a redelivery does nothing twice), takes the revisions of every corpus reading the
+document's store (or its edges' store), deletes the document (only this tenant's, and only when
+the command's `match` columns agree: an end-client's pinned scope), every edge touching it in each
+corpus's relations store, the parked edges naming it and the navigation outcomes whose path went
+through it, and appends one `store:<name>:delete` audit event naming who asked and what went, never
+the content. A document that is not there (for this tenant and match) is refused, nothing removed.
+
+The use cases reach storage only through the ports of `mnemo_ingest.ports` (Postgres adapters in
 `adapters.py`, in-memory ones in `fakes.py`).
 """
 
@@ -38,6 +46,7 @@ from mnemo_events import (
     envelope_json,
     new_envelope,
 )
+from mnemo_events.models import DeleteAudited
 from mnemo_store import OutboxEvent, StoreCorpus
 from mnemo_store.ingest_writes import PendingEdge
 from mnemo_telemetry.metrics import ROWS_PERSISTED
@@ -368,6 +377,168 @@ class Ingest:
                     )
                 count += len(expired)
         return count
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetCommand:
+    """Forget the document `document_id` of `store` for `tenant`, if its `match` columns equal
+    those values. `ref` is the caller's handle on the message, given back in a `Refusal`."""
+
+    ref: Any
+    event_id: uuid.UUID
+    tenant: uuid.UUID
+    store: str
+    document_id: str
+    producer: str
+    match: Mapping[str, str] = field(default_factory=dict)
+    trace_id: str | None = None
+    traceparent: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Forgotten:
+    """What one forget removed (for the caller's log; the audit event says the same)."""
+
+    event_id: uuid.UUID
+    store: str
+    document_id: str
+    edges: int
+    pending: int
+    outcomes: int
+
+
+class Forget:
+    def __init__(
+        self,
+        store: IngestStore,
+        directory: Directory,
+        *,
+        consumer: str,
+        audit_topic: str = AUDIT,
+    ) -> None:
+        self._store = store
+        self._directory = directory
+        self._consumer = consumer
+        self._audit_topic = audit_topic
+
+    async def forget(
+        self, commands: Sequence[ForgetCommand]
+    ) -> tuple[list[Forgotten], list[Refusal]]:
+        """Forget each command's document (any tenants, one unit of work each); returns what was
+        forgotten and the commands refused, with reasons. A redelivered command is neither."""
+        done: list[Forgotten] = []
+        refusals: list[Refusal] = []
+        for command in commands:
+            try:
+                outcome = await self._forget_one(command)
+            except (
+                _NothingToForgetError
+            ) as missing:  # its unit of work, inbox claim included, undone
+                refusals.append(Refusal(command.ref, str(missing)))
+                continue
+            if isinstance(outcome, Refusal):
+                refusals.append(outcome)
+            elif outcome is not None:
+                done.append(outcome)
+        return done, refusals
+
+    async def _forget_one(self, command: ForgetCommand) -> Forgotten | Refusal | None:
+        if not await self._directory.tenant_exists(command.tenant):
+            return Refusal(command.ref, f"unknown tenant {command.tenant}")
+        use = await self._directory.store(command.store)
+        readers = [c for c, role in use.corpora if role == "documents"] if use else []
+        if use is None or not readers:
+            return Refusal(
+                command.ref,
+                f"store {command.store!r} holds no documents of a registered corpus: forget names "
+                "a document by its id in a corpus's documents store",
+            )
+        unknown = sorted(name for name in command.match if use.store.column(name) is None)
+        if unknown:
+            return Refusal(
+                command.ref,
+                f"store {command.store!r} has no column(s) {', '.join(unknown)} to match",
+            )
+        digest = forget_digest(command.store, command.document_id, command.match)
+        async with self._store.tenant(command.tenant) as tx:
+            fresh, different = await tx.inbox.claim(self._consumer, {command.event_id: digest})
+            if command.event_id in different:
+                return Refusal(
+                    command.ref,
+                    f"{DIFFERENT_PAYLOAD}: event {command.event_id} was processed before with "
+                    "another store, id or match (send a new event with a new id)",
+                )
+            if command.event_id not in fresh:
+                return None  # a redelivery: forgotten the first time
+            corpora = {c.name: c for c in readers}
+            await tx.rows.take_revisions(corpora)
+            id_column = readers[0].id_column
+            if not await tx.rows.delete_document(
+                use.store, id_column, command.document_id, command.match
+            ):
+                raise _NothingToForgetError(
+                    f"no document {command.document_id!r} in store {command.store!r} for tenant "
+                    f"{command.tenant}"
+                    + (" within the given match" if command.match else "")
+                    + " (nothing was removed)"
+                )
+            edges = pending = outcomes = 0
+            relations = {c.relations.name: c for c in corpora.values()}
+            for corpus in relations.values():
+                edges += await tx.rows.delete_edges_touching(
+                    corpus.relations, corpus.from_column, corpus.to_column, command.document_id
+                )
+                pending += await tx.pending.drop_naming(
+                    corpus.relations.name,
+                    corpus.from_column,
+                    corpus.to_column,
+                    command.document_id,
+                )
+            for corpus in corpora.values():
+                outcomes += await tx.outcomes.forget_naming(corpus.name, command.document_id)
+            forgotten = Forgotten(
+                command.event_id, command.store, command.document_id, edges, pending, outcomes
+            )
+            await tx.outbox.append([self._audit(command, forgotten)])
+        return forgotten
+
+    def _audit(self, command: ForgetCommand, forgotten: Forgotten) -> OutboxEvent:
+        envelope = new_envelope(
+            AuditRecorded(
+                record=DeleteAudited(
+                    action=f"store:{command.store}:delete",
+                    store=command.store,
+                    row_ids=(command.document_id,),
+                    edges_removed=forgotten.edges,
+                    pending_removed=forgotten.pending,
+                    outcomes_removed=forgotten.outcomes,
+                    source_event_ids=(command.event_id,),
+                    principal=command.producer,
+                    trace_id=command.trace_id,
+                )
+            ),
+            tenant=command.tenant,
+            producer=PRODUCER,
+            event_type=AUDIT,
+            event_id=uuid.uuid4(),  # random, as the persist audit's (see `_announce`)
+            trace=command.traceparent,
+        )
+        return _outbox(self._audit_topic, command.tenant, envelope)
+
+
+class _NothingToForgetError(Exception):
+    """Raised inside the unit of work so that its inbox claim rolls back with it."""
+
+
+def forget_digest(store: str, document_id: str, match: Mapping[str, str]) -> str:
+    """The digest of what a forget command asks for: two commands with one event id are one event
+    only when these agree."""
+    text = json.dumps(
+        {"forget": store, "id": document_id, "match": dict(match)},
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _by_corpus(items: Iterable[_Prepared]) -> dict[StoreCorpus, list[_Prepared]]:
