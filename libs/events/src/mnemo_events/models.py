@@ -175,7 +175,31 @@ class PersistAudited(Message):
     trace_id: str | None
 
 
-AuditData = Annotated[QueryAudited | PersistAudited | DeleteAudited, Field(discriminator="kind")]
+class PrefetchAudited(Message):
+    """Audit data of `route:<id>:prefetch`: one per deterministic prefetch over a route, whether it
+    returned chunks or failed (then `error` says why and `chunk_ids` is empty)."""
+
+    kind: Literal["prefetch"] = "prefetch"
+    action: Annotated[str, Field(pattern=r"^route:[^:]+:prefetch$")]
+    route_id: Annotated[str, Field(min_length=1, max_length=200)]
+    route_version: Annotated[str, Field(min_length=1, max_length=100)]
+    corpora: tuple[CorpusId, ...]
+    """The route's scope, in order: the corpora searched (or meant to be)."""
+    goal: str | None
+    """The goal's text, or None when the deployment keeps only its digest."""
+    goal_digest: str
+    chunk_ids: tuple[str, ...]
+    """Every chunk returned, as `<corpus_id>:<chunk id>`, in scope order."""
+    latency_ms: Annotated[float, Field(ge=0)]
+    error: str | None = None
+    principal: str
+    trace_id: str | None
+    client: ClientClaim | None = None
+
+
+AuditData = Annotated[
+    QueryAudited | PersistAudited | PrefetchAudited | DeleteAudited, Field(discriminator="kind")
+]
 
 
 class AuditRecorded(Message):

@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Set
 from typing import Final, Literal
 
-AuditKind = Literal["query", "persist", "delete"]
+AuditKind = Literal["query", "persist", "prefetch", "delete"]
 
 DEFAULT_PRODUCERS: Final[Mapping[str, frozenset[AuditKind]]] = {
     "mnemo.ingest": frozenset({"persist", "delete"}),
-    "mnemo.navigator": frozenset({"query"}),
+    "mnemo.navigator": frozenset({"query", "prefetch"}),
 }
 """The deployment's own producers of audit events and the record kinds each writes."""
 

@@ -23,7 +23,12 @@ from mnemo_navigator.adapters import (
     PostgresTransactions,
     PostgresWriteLog,
 )
+from mnemo_navigator.catalogue_routes import catalogue_router
+from mnemo_navigator.console import console_router
 from mnemo_navigator.ports import Catalogue, Transactions
+from mnemo_navigator.prefetch import Prefetcher, PrefetchPolicy
+from mnemo_navigator.prefetch_routes import prefetch_router
+from mnemo_navigator.registry_adapters import HttpGateway, PostgresRegistry
 from mnemo_navigator.routes import TokenFirstMiddleware, api_router, install_error_handlers
 from mnemo_navigator.settings import Settings
 from mnemo_navigator.store_routes import store_router
@@ -102,6 +107,19 @@ def create_app(
                 handler=single(navigate_requested_handler(navigator, kit.broker, verifier)),
             )
         kit.include(api_router(navigator, verifier))
+        # Routes, prefetch, the catalogue and its console (issue 25).
+        registry = PostgresRegistry(pool)
+        gateway = HttpGateway(settings.prefetch_timeout_seconds)
+        prefetcher = Prefetcher(
+            registry,
+            gateway,
+            PostgresTransactions(Store(pool)),
+            navigator.admit,
+            PrefetchPolicy(settings.audit_query_text == "text", settings.audit_topic),
+        )
+        kit.include(prefetch_router(prefetcher, verifier))
+        kit.include(catalogue_router(registry, verifier))
+        kit.include(console_router())
         # Rows written over HTTP, through the outbox to ingest (issue 23).
         writes = Writes(
             PostgresCatalogue(pool),
@@ -118,5 +136,6 @@ def create_app(
         kit.include(store_router(writes, verifier))
         await kit.relay(settings, (settings.audit_topic, settings.persist_topic))
         yield
+        await gateway.close()
 
     return kit.runtime(lifespan)

@@ -54,6 +54,8 @@ class Settings(ServiceSettings, AuthSettings, RelaySettings):
     max_body_bytes: int = Field(default=1024**2, ge=1024)
     """Largest request body accepted (413 beyond it, refused from `Content-Length` or as the bytes
     arrive, before anything parses them). 1 MiB is far above any valid request."""
+    prefetch_timeout_seconds: float = Field(default=5.0, gt=0, le=120)
+    """The longest a route's prefetch waits for one gateway's answer (the call fails past it)."""
     tenant_cache_seconds: float = Field(default=60.0, ge=0)
     """How long a tenant found in `mnemo.tenants` is believed to exist without asking again (a
     tenant not found is asked about on every request)."""
