@@ -151,6 +151,32 @@ async def test_without_wait_the_answer_comes_once_the_events_are_published(
     assert row["published_at"] is not None
 
 
+async def test_a_resent_request_with_its_event_ids_writes_each_row_once(writer: Writer) -> None:
+    proc = writer.ingest
+    tenant = proc.tenants[1]
+    scope = str(uuid.uuid4())
+    docs = [_doc(scope, "once"), _doc(scope, "once too")]
+    ids = [str(uuid.uuid4()), str(uuid.uuid4())]
+    body = {"rows": docs, "event_ids": ids}
+    url = f"/v1/stores/{proc.docs}/rows"
+    for _ in range(2):
+        answer = await writer.client.post(
+            url, json=body, params={"wait": 30}, headers=writer.headers(tenant)
+        )
+        assert answer.status_code == 202, answer.text
+        assert answer.json()["event_ids"] == ids
+        assert answer.json()["processed"] == ids
+    assert await proc.count(tenant, "mnemo.outbox", f"event_id = '{ids[0]}'") == 1
+    assert await proc.count(tenant, table(proc.docs), f"tenant_id = '{scope}'") == 2
+    changed = {"rows": [{**docs[0], "title": "changed"}], "event_ids": ids[:1]}
+    reused = await writer.client.post(url, json=changed, headers=writer.headers(tenant))
+    assert (reused.status_code, reused.json()["error"]["code"]) == (409, "EVENT_ID_REUSED")
+    short = await writer.client.post(
+        url, json={"rows": docs, "event_ids": ids[:1]}, headers=writer.headers(tenant)
+    )
+    assert short.status_code == 422, short.text
+
+
 async def test_a_tenant_cannot_write_into_another_tenants_rows(writer: Writer) -> None:
     proc = writer.ingest
     mine, theirs = proc.tenants[0], proc.tenants[1]

@@ -7,13 +7,23 @@ stores from the registry, and the outbox and ingest's inbox as far as a write go
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import asyncpg
-from mnemo_store import EdgeDelta, GraphArrays, LoadLimits, OutboxEvent, Scope, Store, StoreCorpus
+from mnemo_store import (
+    EdgeDelta,
+    GraphArrays,
+    LoadLimits,
+    OutboxEvent,
+    Scope,
+    Store,
+    StoreCorpus,
+    outbox,
+)
 from mnemo_store.errors import StoreError
 from mnemo_store.outcomes import StoredOutcome
 from mnemo_store.refresh import GraphRows
@@ -22,7 +32,7 @@ from mnemo_store.retrieval import FoundDocument
 from mnemo_store.unit_of_work import TenantTransaction
 
 from mnemo_navigator.ports import CorpusEntry
-from mnemo_navigator.writes import StoreReaders
+from mnemo_navigator.writes import EventIdReusedError, StoreReaders
 
 _TENANT_EXISTS = "SELECT EXISTS (SELECT FROM mnemo.tenants WHERE tenant_id = $1)"
 
@@ -198,6 +208,9 @@ def store_readers(corpora: Sequence[StoreCorpus]) -> dict[str, StoreReaders]:
 
 _SET_TENANT = "SELECT set_config('mnemo.tenant', $1, true)"
 _PUBLISHED = "SELECT count(*) FROM mnemo.outbox WHERE event_id = ANY($1::uuid[]) AND published_at IS NOT NULL"
+_QUEUED = (
+    "SELECT event_id, payload->'data' AS data FROM mnemo.outbox WHERE event_id = ANY($1::uuid[])"
+)
 _PROCESSED = "SELECT event_id FROM mnemo.inbox WHERE consumer = $1 AND event_id = ANY($2::uuid[])"
 
 
@@ -205,15 +218,37 @@ class PostgresWriteLog:
     """`WriteLog`: the tenant's outbox rows (queued in one transaction) and ingest's inbox, read
     under the tenant's row-level security."""
 
-    def __init__(self, store: Store, pool: asyncpg.Pool, ingest_inbox: str) -> None:
-        self._store = store
+    def __init__(self, pool: asyncpg.Pool, ingest_inbox: str) -> None:
         self._pool = pool
         self._ingest_inbox = ingest_inbox
 
     async def queue(self, tenant: uuid.UUID, events: Sequence[OutboxEvent]) -> None:
-        async with self._store.tenant(tenant) as tx:
-            for event in events:
-                await tx.append_outbox(event)
+        ids = [event.event_id for event in events]
+        async with self._pool.acquire() as connection, connection.transaction():
+            await connection.execute(_SET_TENANT, str(tenant))
+            known = {
+                row["event_id"]: json.loads(row["data"])
+                for row in await connection.fetch(_QUEUED, ids)
+            }
+            reused = [
+                e.event_id
+                for e in events
+                if known.get(e.event_id, e.payload["data"]) != e.payload["data"]
+            ]
+            if reused:
+                raise EventIdReusedError(
+                    f"event ids already sent with another store or values: "
+                    f"{', '.join(str(i) for i in reused[:10])} (an event id names one row; "
+                    "send new rows with new ids)"
+                )
+            fresh = [outbox.insert_args(tenant, e) for e in events if e.event_id not in known]
+            try:
+                await connection.executemany(outbox.INSERT_SQL, fresh)
+            except asyncpg.UniqueViolationError as error:
+                raise EventIdReusedError(
+                    "another request is sending the same event ids at this moment; resend this "
+                    "one once it has been answered"
+                ) from error
 
     async def published(self, tenant: uuid.UUID, event_ids: Sequence[uuid.UUID]) -> int:
         async with self._pool.acquire() as connection, connection.transaction(readonly=True):

@@ -124,7 +124,7 @@ def create_app(
         writes = Writes(
             PostgresCatalogue(pool),
             PostgresStoreDirectory(pool),
-            PostgresWriteLog(Store(pool), pool, settings.ingest_inbox),
+            PostgresWriteLog(pool, settings.ingest_inbox),
             WritePolicy(
                 pinned_scopes=dict(settings.pinned_scopes)
                 if pinned_scopes is None

@@ -33,6 +33,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         "client-confined and a corpus reading the store has no pinned scope made of equalities "
         "on the store's columns",
         404: "no registered corpus reads a store of that name",
+        409: "an event id was sent before with another store or values (code EVENT_ID_REUSED)",
         413: "the body is larger than the navigator accepts (MNEMO_NAVIGATOR_MAX_BODY_BYTES)",
         422: "a row, the body or `wait` is invalid (the message names the row and the column)",
         503: "the database is unavailable, or the rows are queued but the relay did not publish "
@@ -47,6 +48,9 @@ class RowsBody(BaseModel):
     rows: Annotated[list[dict[str, JsonValue]], Field(min_length=1, max_length=MAX_ROWS)]
     """The rows, each a column → value object (a client-confined token's pinned columns are set
     from its claim, whatever is sent)."""
+    event_ids: Annotated[list[uuid.UUID] | None, Field(max_length=MAX_ROWS)] = None
+    """One id per row, chosen by the caller (a UUID4): a resent request then writes each row once.
+    Without them the navigator picks new ids."""
 
 
 class RowsAccepted(BaseModel):
@@ -92,7 +96,12 @@ def store_router(writes: Writes, verifier: TokenVerifier) -> APIRouter:
         ] = None,
     ) -> RowsAccepted:
         result = await writes.write(
-            who, store, body.rows, wait=wait, traceparent=current_traceparent()
+            who,
+            store,
+            body.rows,
+            wait=wait,
+            traceparent=current_traceparent(),
+            event_ids=body.event_ids,
         )
         return RowsAccepted(
             event_ids=list(result.event_ids),

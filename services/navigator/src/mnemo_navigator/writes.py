@@ -10,7 +10,9 @@ claim) may write only a store that every corpus reading it pins by equalities on
 columns (`column == '${client.name}'`): those columns are set from the claim, whatever the body
 says. The accepted rows go to the outbox in one transaction, one persist envelope each, with the
 caller named as the envelope's producer (so ingest's `store:<name>:persist` audit row names them);
-the call returns once the relay has published every one of them, and, when asked to wait, once
+a caller may name the event ids itself, so that a request it resends (after a timeout, a 503) queues
+each row once (the same id with other data is a 409). The call returns once the relay has published
+every one of them, and, when asked to wait, once
 ingest has processed them (its inbox holds their ids: written, parked until an edge's document
 arrives, or refused). What ingest refuses then (an edge whose documents are in another scope, a
 duplicate key) is dead-lettered by ingest with the reason, as for any persist message.
@@ -57,6 +59,13 @@ class UnknownStoreError(NavigatorError):
     code = "NOT_FOUND"
 
 
+class EventIdReusedError(NavigatorError):
+    """An event id the caller sent was already queued with another store or values."""
+
+    status = 409
+    code = "EVENT_ID_REUSED"
+
+
 class NotPublishedError(NavigatorError):
     """The rows are in the outbox (they will be published) but the relay did not publish them in
     time; resending would write them twice."""
@@ -88,7 +97,10 @@ class WriteLog(Protocol):
     """Where accepted rows go and how far they got: the outbox (committed together), then Kafka
     (the relay marks them published), then ingest (its inbox holds their ids)."""
 
-    async def queue(self, tenant: uuid.UUID, events: Sequence[OutboxEvent]) -> None: ...
+    async def queue(self, tenant: uuid.UUID, events: Sequence[OutboxEvent]) -> None:
+        """Queue `events` in one transaction. An event whose id is queued already with the same
+        data (a resent request) is kept once; with other data, `EventIdReusedError`."""
+        ...
 
     async def published(self, tenant: uuid.UUID, event_ids: Sequence[uuid.UUID]) -> int:
         """How many of `event_ids` the relay has published."""
@@ -136,10 +148,20 @@ class Writes:
         *,
         wait: float | None = None,
         traceparent: str | None = None,
+        event_ids: Sequence[uuid.UUID] | None = None,
     ) -> WriteResult:
+        """Queue `rows` for `store_name`; `event_ids` (one per row, the caller's) make a resent
+        request write each row once."""
         principal.require(WRITE_SCOPE)
         if not rows or len(rows) > MAX_ROWS:
             raise InvalidRequestError(f"rows: send 1 to {MAX_ROWS} rows, got {len(rows)}")
+        if event_ids is not None and (
+            len(event_ids) != len(rows) or len(set(event_ids)) != len(event_ids)
+        ):
+            raise InvalidRequestError(
+                f"event_ids: one distinct id per row ({len(rows)} rows), got {len(event_ids)} "
+                f"ids, {len(set(event_ids))} distinct"
+            )
         if wait is not None and not 0 <= wait <= MAX_WAIT_SECONDS:
             raise InvalidRequestError(f"wait: 0 to {MAX_WAIT_SECONDS:g} seconds, got {wait:g}")
         tenant = principal.tenant
@@ -165,9 +187,10 @@ class Writes:
                 tenant=tenant,
                 producer=producer,
                 event_type=PERSIST,
+                event_id=None if event_ids is None else event_ids[index],
                 trace=traceparent,
             )
-            for row in values
+            for index, row in enumerate(values)
         ]
         headers = {"content-type": "application/json"}
         if traceparent:
