@@ -65,6 +65,7 @@ class IngestProcess:
     bootstrap: str
     process: subprocess.Popen[bytes] | None = None
     log: Path = field(default_factory=lambda: Path("/dev/null"))
+    forget_topic: str = ""
 
     def start(self) -> None:
         self.process = subprocess.Popen(
@@ -105,18 +106,24 @@ class IngestProcess:
             self.process.kill()
             self.process.wait(timeout=10)
 
-    async def produce(self, records: Sequence[tuple[bytes | None, bytes]]) -> None:
+    async def produce(
+        self, records: Sequence[tuple[bytes | None, bytes]], topic: str | None = None
+    ) -> None:
         producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap, linger_ms=5)
         await producer.start()
         try:
-            futures = [await producer.send(self.topic, value, key=key) for key, value in records]
+            futures = [
+                await producer.send(topic or self.topic, value, key=key) for key, value in records
+            ]
             await asyncio.gather(*futures)
         finally:
             await producer.stop()
 
-    async def dead_letters(self, count: int, wait: float = 30) -> list[Any]:
+    async def dead_letters(
+        self, count: int, wait: float = 30, topic: str | None = None
+    ) -> list[Any]:
         consumer = AIOKafkaConsumer(
-            self.topic + ".dlt",
+            (topic or self.topic) + ".dlt",
             bootstrap_servers=self.bootstrap,
             auto_offset_reset="earliest",
             group_id=None,
@@ -195,14 +202,16 @@ async def ingest(
     topic = f"test.persist.{suffix}.v1"
     persisted_topic = f"test.persisted.{suffix}.v1"
     audit_topic = f"test.audit.{suffix}.v1"
+    forget_topic = f"test.forget.{suffix}.v1"
     settings = KafkaSettings(bootstrap=kafka_bootstrap, partitions=3)
-    await ensure_topics(settings, [topic, persisted_topic, audit_topic])
+    await ensure_topics(settings, [topic, persisted_topic, audit_topic, forget_topic])
     port = _free_port()
     env = {
         **os.environ,
         "MNEMO_INGEST_TOPIC": topic,
         "MNEMO_INGEST_PERSISTED_TOPIC": persisted_topic,
         "MNEMO_INGEST_AUDIT_TOPIC": audit_topic,
+        "MNEMO_INGEST_FORGET_TOPIC": forget_topic,
         "MNEMO_INGEST_GROUP": f"test.ingest.{suffix}",
         "MNEMO_INGEST_PORT": str(port),
         "MNEMO_INGEST_PENDING_HOLD_SECONDS": "4",
@@ -231,6 +240,7 @@ async def ingest(
         owner_dsn=owner_dsn,
         bootstrap=kafka_bootstrap,
         log=tmp_path_factory.mktemp("ingest") / "ingest.log",
+        forget_topic=forget_topic,
     )
     process.start()
     try:

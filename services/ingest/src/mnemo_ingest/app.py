@@ -1,6 +1,7 @@
 """`create_app()`: reads the settings and returns the service runtime (probes on port 8081,
-SIGTERM handling); its lifespan opens the pools, builds the adapters and the ingest use case,
-subscribes the persist consumer and runs the outbox relay and the pending-edge sweep."""
+SIGTERM handling); its lifespan opens the pools, builds the adapters and the ingest and forget use
+cases, subscribes the persist and forget consumers and runs the outbox relay and the pending-edge
+sweep."""
 
 from __future__ import annotations
 
@@ -12,14 +13,15 @@ from datetime import timedelta
 
 import structlog
 from mnemo_events import TOPICS, PersistRow
+from mnemo_events.models import ForgetRow
 from mnemo_service import Background, Composition
 from mnemo_store import Store
 from mnemo_telemetry.service import ServiceRuntime
 
 from mnemo_ingest.adapters import KafkaDeadLetters, PostgresDirectory, PostgresIngestStore
 from mnemo_ingest.settings import Settings
-from mnemo_ingest.subscribers import persist_handler
-from mnemo_ingest.use_cases import Ingest
+from mnemo_ingest.subscribers import forget_handler, persist_handler
+from mnemo_ingest.use_cases import Forget, Ingest
 
 SERVICE = "ingest"
 log = structlog.get_logger("mnemo_ingest")
@@ -35,11 +37,13 @@ def create_app(settings: Settings | None = None) -> ServiceRuntime:
 
     @asynccontextmanager
     async def lifespan(kit: Composition) -> AsyncIterator[None]:
-        await kit.ensure_topics(*written, settings.topic)
+        await kit.ensure_topics(*written, settings.topic, settings.forget_topic)
         pool = await kit.pool(settings.database_url, min_size=2, max_size=settings.pool_size)
+        store = PostgresIngestStore(Store(pool))
+        directory = PostgresDirectory(pool)
         ingest = Ingest(
-            PostgresIngestStore(Store(pool)),
-            PostgresDirectory(pool),
+            store,
+            directory,
             KafkaDeadLetters(kit.broker, settings.group, settings.topic),
             consumer=INBOX_CONSUMER,
             persisted_topic=settings.persisted_topic,
@@ -50,6 +54,16 @@ def create_app(settings: Settings | None = None) -> ServiceRuntime:
             group=settings.group,
             data_model=PersistRow,
             handler=persist_handler(ingest),
+            batch=True,
+            watch_outages=True,
+        )
+        kit.consume(
+            topic=settings.forget_topic,
+            group=f"{settings.group}.forget",
+            data_model=ForgetRow,
+            handler=forget_handler(
+                Forget(store, directory, consumer=INBOX_CONSUMER, audit_topic=settings.audit_topic)
+            ),
             batch=True,
             watch_outages=True,
         )

@@ -4,6 +4,7 @@ relay's `MNEMO_RELAY_DATABASE_URL`)."""
 from __future__ import annotations
 
 from mnemo_events import AUDIT, DOCUMENT_PERSISTED
+from mnemo_events.topics import FORGET
 from mnemo_service import RelaySettings, ServiceSettings
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
@@ -20,10 +21,13 @@ class Settings(ServiceSettings, RelaySettings):
     """Kafka consumer group. The inbox always deduplicates as `mnemo.ingest`, whatever the group."""
     topic: str = "mnemo.persist.v1"
     """The persist topic (tests give each run its own)."""
+    forget_topic: str = FORGET
+    """The forget commands' topic (tests give each run its own); consumed as `<group>.forget`."""
     persisted_topic: str = DOCUMENT_PERSISTED
     """Where `document.persisted` events go (through the outbox)."""
     audit_topic: str = AUDIT
-    """Where the `store:<name>:persist` audit events go (through the outbox)."""
+    """Where the `store:<name>:persist` and `store:<name>:delete` audit events go (through the
+    outbox)."""
     pending_hold_seconds: float = Field(default=300.0, gt=0)
     """How long an edge waits for its documents before it is dead-lettered."""
     pending_sweep_seconds: float = Field(default=5.0, gt=0)

@@ -1,5 +1,6 @@
-"""`mnemo.persist.v1` → `Ingest.persist`: decode (the runtime already validated the envelope and
-its key), call the use case, hand refusals back to be dead-lettered."""
+"""`mnemo.persist.v1` → `Ingest.persist` and `mnemo.forget.v1` → `Forget.forget`: decode (the
+runtime already validated the envelope and its key), call the use case, hand refusals back to be
+dead-lettered."""
 
 from __future__ import annotations
 
@@ -9,14 +10,16 @@ import asyncpg
 import structlog
 from mnemo_events import PersistRow
 from mnemo_events.consumer import Received, Rejection
+from mnemo_events.models import ForgetRow
 from mnemo_telemetry.tracing import SpanHandle, start_persist_span, use_span
 from prometheus_client import Counter
 
-from mnemo_ingest.use_cases import Command, Ingest
+from mnemo_ingest.use_cases import Command, Forget, ForgetCommand, Ingest
 
 log = structlog.get_logger("mnemo_ingest")
 
 ROWS = Counter("mnemo_ingest_messages_total", "persist messages handled", ["outcome"])
+FORGOTTEN = Counter("mnemo_ingest_forget_messages_total", "forget messages handled", ["outcome"])
 
 # A database verdict on one row (a duplicate key, a value the column's constraints refuse) can
 # never succeed on a retry: alone in its batch, such a row is refused with the database's reason.
@@ -84,3 +87,39 @@ def _end(spans: Sequence[SpanHandle], reason: str) -> None:
     for span in spans:
         span.fail(reason[:500])
         span.end()
+
+
+def forget_handler(forget: Forget):  # type: ignore[no-untyped-def]  # returns a BatchHandler
+    async def handle(items: Sequence[Received[ForgetRow]]) -> Sequence[Rejection]:
+        commands = [
+            ForgetCommand(
+                ref=item.delivery,
+                event_id=item.envelope.event_id,
+                tenant=item.envelope.tenant,
+                store=item.envelope.data.store,
+                document_id=item.envelope.data.id,
+                producer=item.envelope.producer,
+                match=item.envelope.data.match,
+                trace_id=item.trace_id,
+                traceparent=item.envelope.trace,
+            )
+            for item in items
+        ]
+        done, refusals = await forget.forget(commands)
+        FORGOTTEN.labels("forgotten").inc(len(done))
+        FORGOTTEN.labels("refused").inc(len(refusals))
+        FORGOTTEN.labels("duplicate").inc(len(items) - len(done) - len(refusals))
+        for item in done:
+            log.info(
+                "document_forgotten",
+                store=item.store,
+                event_id=str(item.event_id),
+                edges=item.edges,
+                pending=item.pending,
+                outcomes=item.outcomes,
+            )
+        for refusal in refusals:
+            log.info("forget_refused", reason=refusal.reason, offset=refusal.ref.offset)
+        return [Rejection(refusal.ref, refusal.reason) for refusal in refusals]
+
+    return handle
