@@ -12,6 +12,7 @@ from faststream.kafka import KafkaBroker
 from mnemo_telemetry.tracing import producer_span
 
 from mnemo_events.models import Envelope, Message
+from mnemo_events.security import broker_security
 from mnemo_events.settings import KafkaSettings
 from mnemo_events.tracing import outgoing_headers
 
@@ -50,7 +51,7 @@ def create_broker(
 
     Producers wait for the leader's acknowledgement and are idempotent, so a retried send never
     writes a message twice. FastStream's own topic auto-creation stays off: topics come from
-    `mnemo_events.provisioning`.
+    `mnemo_events.provisioning`. SASL and TLS come from the settings (`mnemo_events.security`).
     """
     return KafkaBroker(
         settings.bootstrap,
@@ -61,6 +62,7 @@ def create_broker(
         allow_auto_create_topics=False,
         partitioner=KeyHashPartitioner(),
         logger=logger,
+        security=broker_security(settings),
     )
 
 

@@ -15,6 +15,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
 
 from mnemo_events.errors import TopicCreationError
+from mnemo_events.security import client_options
 from mnemo_events.settings import KafkaSettings
 from mnemo_events.topics import DEAD_LETTER_SUFFIX, TOPICS, dead_letter_topic
 
@@ -39,6 +40,7 @@ async def ensure_topics(
         bootstrap_servers=settings.bootstrap,
         client_id=client_id,
         request_timeout_ms=settings.request_timeout_ms,
+        **client_options(settings),
     )
     await admin.start()
     try:

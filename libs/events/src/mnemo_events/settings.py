@@ -2,12 +2,23 @@
 
 A service's own settings class holds one of these (`kafka: KafkaSettings = Field(default_factory=
 KafkaSettings)`), so the environment is read when the service builds its settings, never at import.
+
+Security: `MNEMO_KAFKA_SECURITY_PROTOCOL` (`PLAINTEXT`, `SSL`, `SASL_PLAINTEXT`, `SASL_SSL`), SASL
+credentials (`MNEMO_KAFKA_SASL_MECHANISM`, default SCRAM-SHA-512, `MNEMO_KAFKA_SASL_USERNAME`,
+`MNEMO_KAFKA_SASL_PASSWORD`) and TLS files (`MNEMO_KAFKA_SSL_CA_FILE`, and for mutual TLS
+`MNEMO_KAFKA_SSL_CERT_FILE` with `MNEMO_KAFKA_SSL_KEY_FILE`). A setting that the protocol would
+ignore is refused, so a half-secured configuration never connects in the clear.
 """
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Literal, Self
+
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
+SaslMechanism = Literal["SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN"]
 
 
 class KafkaSettings(BaseSettings):
@@ -40,3 +51,42 @@ class KafkaSettings(BaseSettings):
     graceful_timeout_seconds: float = Field(default=8.0, gt=0)
     """How long a stopping consumer waits for the batch in hand (SIGTERM must end within 10 s)."""
     request_timeout_ms: int = Field(default=10_000, ge=1000)
+
+    security_protocol: SecurityProtocol = "PLAINTEXT"
+    sasl_mechanism: SaslMechanism = "SCRAM-SHA-512"
+    sasl_username: str | None = None
+    sasl_password: SecretStr | None = None
+    ssl_ca_file: str | None = None
+    """PEM file of the CA(s) that signed the broker certificates (none: the system's trust store)."""
+    ssl_cert_file: str | None = None
+    """PEM client certificate, for brokers that authenticate clients by TLS (with `ssl_key_file`)."""
+    ssl_key_file: str | None = None
+    ssl_check_hostname: bool = True
+    provision_topics: bool = True
+    """Whether a service creates the topics it uses at start-up. Off where an operator (or
+    `python -m mnemo_events.provisioning` with an administrator's credentials) creates them and
+    each service's principal may only read and write its own topics."""
+
+    @model_validator(mode="after")
+    def _consistent_security(self) -> Self:
+        sasl = self.security_protocol.startswith("SASL_")
+        tls = self.security_protocol.endswith("SSL")
+        if sasl and not (self.sasl_username and self.sasl_password):
+            raise ValueError(
+                f"security protocol {self.security_protocol} needs MNEMO_KAFKA_SASL_USERNAME "
+                "and MNEMO_KAFKA_SASL_PASSWORD"
+            )
+        if not sasl and (self.sasl_username or self.sasl_password):
+            raise ValueError(
+                "SASL credentials are set but MNEMO_KAFKA_SECURITY_PROTOCOL is "
+                f"{self.security_protocol}: set SASL_SSL (or SASL_PLAINTEXT)"
+            )
+        tls_files = [self.ssl_ca_file, self.ssl_cert_file, self.ssl_key_file]
+        if not tls and any(tls_files):
+            raise ValueError(
+                "TLS files are set but MNEMO_KAFKA_SECURITY_PROTOCOL is "
+                f"{self.security_protocol}: set SSL or SASL_SSL"
+            )
+        if bool(self.ssl_cert_file) != bool(self.ssl_key_file):
+            raise ValueError("MNEMO_KAFKA_SSL_CERT_FILE and MNEMO_KAFKA_SSL_KEY_FILE go together")
+        return self

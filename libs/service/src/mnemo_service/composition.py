@@ -107,7 +107,10 @@ class Composition:
         self.app.include_router(router)
 
     async def ensure_topics(self, *topics: str) -> None:
-        await ensure_topics(self.settings.kafka, sorted(set(topics)))
+        """Create the missing ones of `topics` (nothing when `MNEMO_KAFKA_PROVISION_TOPICS` is off:
+        an operator made them, and the service's principal may not create topics)."""
+        if self.settings.kafka.provision_topics:
+            await ensure_topics(self.settings.kafka, sorted(set(topics)))
 
     async def pool(self, dsn: str, *, max_size: int, min_size: int = 1, **kw: Any) -> asyncpg.Pool:
         """A Postgres pool, closed after the lifespan; the first one is the `database` check's."""
