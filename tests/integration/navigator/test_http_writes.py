@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 from mnemo_auth import DEVELOPMENT_SECRET, mint_token
+from mnemo_client import AsyncMnemoClient, PermissionDeniedError
 from mnemo_events.dead_letters import REASON
 from mnemo_events.provisioning import ensure_topics
 from mnemo_events.settings import KafkaSettings
@@ -34,6 +35,14 @@ class Writer:
     client: httpx.AsyncClient
     pinned: dict[str, str]
     ingest: IngestProcess
+    app: Any
+
+    def mnemo(self, tenant: uuid.UUID, **token: Any) -> AsyncMnemoClient:
+        """mnemo-client's async client on this navigator, with a token of `tenant`."""
+        bearer = self.headers(tenant, **token)["Authorization"].removeprefix("Bearer ")
+        return AsyncMnemoClient(
+            "http://navigator", bearer, transport=httpx.ASGITransport(app=self.app)
+        )
 
     def headers(
         self,
@@ -90,7 +99,7 @@ async def writer(
         async with httpx.AsyncClient(
             transport=httpx.ASGITransport(app=runtime.app), base_url="http://navigator"
         ) as client:
-            yield Writer(client, pinned, ingest)
+            yield Writer(client, pinned, ingest, runtime.app)
     finally:
         await runtime.stop()
 
@@ -336,3 +345,21 @@ async def test_an_edge_across_scopes_is_dead_lettered_by_ingest_with_the_reason(
     assert letters, "the refused edge was not dead-lettered"
     reasons = {dict(r.headers).get(REASON, b"").decode() for r in letters}
     assert any("scope" in reason for reason in reasons), reasons
+
+
+async def test_mnemo_clients_write_sends_an_event_id_per_row_and_a_resend_writes_once(
+    writer: Writer,
+) -> None:
+    proc = writer.ingest
+    tenant = proc.tenants[2]
+    scope = str(uuid.uuid4())
+    rows = [_doc(scope, "from the client"), _doc(scope, "from the client too")]
+    async with writer.mnemo(tenant) as mnemo:
+        accepted = await mnemo.write(proc.docs, rows, wait=30)
+        assert accepted.processed == accepted.event_ids
+        again = await mnemo.write(proc.docs, rows, event_ids=accepted.event_ids, wait=30)
+        assert again.event_ids == accepted.event_ids
+    assert await proc.count(tenant, table(proc.docs), f"tenant_id = '{scope}'") == 2
+    async with writer.mnemo(tenant, scopes=("read",)) as reader:
+        with pytest.raises(PermissionDeniedError):
+            await reader.write(proc.docs, rows)

@@ -31,6 +31,8 @@ from mnemo_client.models import (
     SearchRequest,
     SearchResponse,
     Via,
+    WriteAccepted,
+    WriteRequest,
 )
 from mnemo_client.retry import RetryPolicy
 
@@ -64,4 +66,6 @@ __all__ = [
     "SearchResponse",
     "UnavailableError",
     "Via",
+    "WriteAccepted",
+    "WriteRequest",
 ]

@@ -16,6 +16,7 @@ from mnemo_client.models import (
     NavigateRequest,
     RetrieveRequest,
     SearchRequest,
+    WriteRequest,
 )
 
 Answer = TypeVar("Answer", bound=BaseModel)
@@ -64,6 +65,13 @@ def documents_call(corpus: str, after: str | None, limit: int) -> Call:
     return Call("GET", corpus_path(corpus, "documents"), params=params)
 
 
+def write_call(store: str, request: WriteRequest, wait: float | None) -> Call:
+    if not store:
+        raise ValueError("store name must not be empty")
+    params = None if wait is None else {"wait": f"{wait:g}"}
+    return Call("POST", f"/v1/stores/{quote(store, safe='')}/rows", params=params, body=request)
+
+
 def headers(token: str, user_agent: str) -> dict[str, str]:
     if not token or any(c in token for c in "\r\n"):
         raise ValueError("token must be a non-empty bearer token on one line")
@@ -79,8 +87,8 @@ def no_answer(url: str, error: httpx.HTTPError) -> NoAnswerError:
 
 
 def decode(response: httpx.Response, answer: type[Answer]) -> Answer:
-    """The typed answer of a 200, or the error the navigator answered, raised."""
-    if response.status_code != 200:
+    """The typed answer of a 200 (or a 202), or the error the navigator answered, raised."""
+    if response.status_code not in (200, 202):
         raise error_of(response)
     try:
         return answer.model_validate_json(response.content)

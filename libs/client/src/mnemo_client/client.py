@@ -1,6 +1,7 @@
-"""`MnemoClient` (synchronous) and `AsyncMnemoClient`: the navigator's read API over httpx, typed
-answers, errors raised as `MnemoError`s, and a 503 or an unreached navigator retried with
-back-off (`RetryPolicy`).
+"""`MnemoClient` (synchronous) and `AsyncMnemoClient`: the navigator's API (reads, and row writes
+through ingest) over httpx, typed answers, errors raised as `MnemoError`s, and a 503 or an
+unreached navigator retried with back-off (`RetryPolicy`; a write carries an event id per row,
+so a retried write is written once).
 
 Both take the navigator's base URL and a bearer token; the token names the tenant (and, for an
 end-client's token, the client whose pinned scope the navigator applies): the client never sends
@@ -11,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping
+import uuid
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, Self
 
@@ -30,6 +32,8 @@ from mnemo_client.models import (
     RetrieveResponse,
     SearchRequest,
     SearchResponse,
+    WriteAccepted,
+    WriteRequest,
 )
 from mnemo_client.retry import RetryPolicy
 
@@ -61,6 +65,15 @@ def _retrieve(
     query: str, k: int, where: str | None, params: Mapping[str, ParamValue] | None
 ) -> RetrieveRequest:
     return RetrieveRequest(query=query, k=k, where=where, params=dict(params or {}))
+
+
+def _write(
+    rows: Sequence[Mapping[str, Any]], event_ids: Sequence[uuid.UUID] | None
+) -> WriteRequest:
+    """The write's body, with an event id per row (new ones unless given), so that a retried
+    request writes each row once."""
+    ids = [uuid.uuid4() for _ in rows] if event_ids is None else list(event_ids)
+    return WriteRequest(rows=[dict(row) for row in rows], event_ids=ids)
 
 
 class MnemoClient:
@@ -134,6 +147,20 @@ class MnemoClient:
             if page.next_after is None:
                 return
             after = page.next_after
+
+    def write(
+        self,
+        store: str,
+        rows: Sequence[Mapping[str, Any]],
+        *,
+        event_ids: Sequence[uuid.UUID] | None = None,
+        wait: float | None = None,
+    ) -> WriteAccepted:
+        """Write `rows` into the declared `store` (through ingest; the token needs the `write`
+        scope). Returns once they are in Kafka, or, with `wait` (seconds), once ingest processed
+        them or the wait ran out. Pass `event_ids` (one per row) to resend a write safely."""
+        request = _write(rows, event_ids)
+        return self._ask(_http.write_call(store, request, wait), WriteAccepted)
 
     def corpus(self, corpus: str) -> CorpusInfo:
         """The corpus as this token sees it: raises the navigator's error when it may not."""
@@ -244,6 +271,18 @@ class AsyncMnemoClient:
             if page.next_after is None:
                 return
             after = page.next_after
+
+    async def write(
+        self,
+        store: str,
+        rows: Sequence[Mapping[str, Any]],
+        *,
+        event_ids: Sequence[uuid.UUID] | None = None,
+        wait: float | None = None,
+    ) -> WriteAccepted:
+        """Write `rows` into the declared `store`: see `MnemoClient.write`."""
+        request = _write(rows, event_ids)
+        return await self._ask(_http.write_call(store, request, wait), WriteAccepted)
 
     async def corpus(self, corpus: str) -> CorpusInfo:
         """The corpus as this token sees it: raises the navigator's error when it may not."""

@@ -1,5 +1,5 @@
-"""The typed requests and answers of the navigator's read API (the `/v1/corpora/{corpus}/…`
-endpoints), field for field as the navigator's OpenAPI document declares them (an e2e test holds
+"""The typed requests and answers of the navigator's API (the `/v1/corpora/{corpus}/…` reads
+and `/v1/stores/{store}/rows` writes), field for field as the navigator's OpenAPI document declares them (an e2e test holds
 them equal to the served document).
 
 Requests refuse unknown fields, as the navigator does; answers ignore fields they do not know, so
@@ -8,9 +8,10 @@ a newer navigator that adds one does not break an older client.
 
 from __future__ import annotations
 
+import uuid
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 MAX_QUERY_CHARS = 4096
 """The longest query text the navigator accepts."""
@@ -145,3 +146,24 @@ class CorpusInfo(_Answer):
 
     id: str
     revision: int
+
+
+MAX_ROWS = 1000
+"""The most rows one write carries."""
+
+
+class WriteRequest(_Request):
+    """`POST /v1/stores/{store}/rows`: rows for a declared store, written by ingest. `event_ids`
+    (one per row) make a resent request write each row once; the clients always send them."""
+
+    rows: Annotated[list[dict[str, JsonValue]], Field(min_length=1, max_length=MAX_ROWS)]
+    event_ids: Annotated[list[uuid.UUID] | None, Field(max_length=MAX_ROWS)] = None
+
+
+class WriteAccepted(_Answer):
+    """The rows are in Kafka, on their way to ingest: one event id per row, in order.
+    `processed` (only when the write waited) lists the events ingest processed within the wait:
+    written, or refused and dead-lettered with the reason."""
+
+    event_ids: list[uuid.UUID]
+    processed: list[uuid.UUID] | None
