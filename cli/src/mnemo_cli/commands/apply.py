@@ -5,6 +5,10 @@ retype anything is refused, printing the statements an operator would have to ru
 registered `draft`; existing ones keep their status. `--dry-run` prints the SQL plan and changes
 nothing. Applying the same files twice changes nothing the second time.
 
+The documents of inline (form a) and declared-graph (form c) corpora are stored with the corpus
+version they belong to (`mnemo_store.corpus_documents`): declared ones from the files, the others
+from the `--documents` folder.
+
 Route lint findings (an active route scoping an unknown or unpublished corpus) are printed as
 warnings on stderr after the apply; they do not fail it, because routes are not declared in the
 files and a newly registered corpus is a draft until `mnemo corpus publish`.
@@ -28,6 +32,7 @@ from mnemo_cli.axon_files import (
     print_diagnostics,
     read_axon_files,
 )
+from mnemo_cli.declared_documents import corpus_documents, store_documents
 from mnemo_cli.owner_connection import with_owner
 
 GATEWAY_URL_VARIABLE = "MNEMO_GATEWAY_URL"
@@ -84,15 +89,20 @@ def run(args: argparse.Namespace) -> int:
         return 1
     deployment = result.deployment
     gateway = args.gateway_url or os.environ.get(GATEWAY_URL_VARIABLE) or DEFAULT_GATEWAY_URL
+    documents = corpus_documents(deployment, args.documents)
+    stored: list[str] = []
 
     async def work(connection: asyncpg.Connection) -> ApplyReport:
-        return await apply_deployment(
+        report = await apply_deployment(
             connection,
             deployment,
             gateway_base_url=gateway,
             dry_run=args.dry_run,
             lock_timeout=args.lock_timeout,
         )
+        if not args.dry_run:
+            stored.extend(await store_documents(connection, documents))
+        return report
 
     report = with_owner(work)
     if args.dry_run:
@@ -102,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         for line in report.changes:
             print(f"apply: {line}")
+    for line in stored:
+        print(f"apply: {line}")
     for finding in report.lint:
         print(f"apply: warning: route lint: {finding}", file=sys.stderr)
     return 0

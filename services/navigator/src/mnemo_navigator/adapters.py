@@ -47,7 +47,9 @@ class PostgresCatalogue:
         row = await read_corpus(self._pool, corpus_id)
         if row is None:
             return None
-        return CorpusEntry(row.corpus_id, row.status, row.kind, row.definition)
+        return CorpusEntry(
+            row.corpus_id, row.status, row.kind, row.definition, row.version, row.collection
+        )
 
     async def tenant_exists(self, tenant: uuid.UUID) -> bool:
         return bool(await self._pool.fetchval(_TENANT_EXISTS, tenant))

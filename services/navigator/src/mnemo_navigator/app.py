@@ -25,6 +25,7 @@ from mnemo_navigator.adapters import (
 )
 from mnemo_navigator.catalogue_routes import catalogue_router
 from mnemo_navigator.console import console_router
+from mnemo_navigator.corpus_forms import FormsNavigator, PostgresDeclaredCorpora
 from mnemo_navigator.ports import Catalogue, Transactions
 from mnemo_navigator.prefetch import Prefetcher, PrefetchPolicy
 from mnemo_navigator.prefetch_routes import prefetch_router
@@ -106,7 +107,8 @@ def create_app(
                 data_model=NavigateRequested,
                 handler=single(navigate_requested_handler(navigator, kit.broker, verifier)),
             )
-        kit.include(api_router(navigator, verifier))
+        forms = FormsNavigator(navigator, PostgresCatalogue(pool), PostgresDeclaredCorpora(pool))
+        kit.include(api_router(forms, verifier))
         # Routes, prefetch, the catalogue and its console (issue 25).
         registry = PostgresRegistry(pool)
         gateway = HttpGateway(settings.prefetch_timeout_seconds)

@@ -432,7 +432,15 @@ class InMemoryCatalogue:
         declared = deployment.corpus(name)
         if declared is None:
             raise KeyError(f"no corpus named {name!r} in these declarations")
-        self.add(CorpusEntry(name, status, declared.kind.value, deployment.corpus_definition(name)))
+        self.add(
+            CorpusEntry(
+                name,
+                status,
+                declared.kind.value,
+                deployment.corpus_definition(name),
+                deployment.fingerprint(name),
+            )
+        )
 
     def add(self, entry: CorpusEntry) -> None:
         """A registry row as given (any kind, any definition)."""

@@ -143,6 +143,11 @@ class CorpusEntry:
     status: str
     kind: str
     definition: Mapping[str, Any]
+    version: str = ""
+    """The registry's fingerprint of the definition (a declared corpus's documents are stored
+    with it)."""
+    collection: str = ""
+    """The gateway collection; empty means the corpus id."""
 
 
 class Catalogue(Protocol):

@@ -23,12 +23,12 @@ from opentelemetry import trace
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from mnemo_navigator.corpus_forms import FormsNavigator
 from mnemo_navigator.errors import NavigatorError
 from mnemo_navigator.use_cases import (
     MAX_QUERY_CHARS,
     Caller,
     NavigateRequest,
-    Navigator,
     RetrieveRequest,
     server_timing,
     source_uri,
@@ -160,7 +160,8 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         403: "the token lacks the scope, names a tenant that does not exist, or is client-confined "
         "and the corpus has no pinned scope",
         404: "no such corpus",
-        409: "the corpus is not published (the message names its status) or not a store corpus",
+        409: "the corpus is not published (the message names its status), or has no relations "
+        "to navigate (an inline or MCP-bound corpus)",
         413: "the body is larger than the navigator accepts (MNEMO_NAVIGATOR_MAX_BODY_BYTES)",
         422: "the body, filter, parameters or seed are invalid (the message says which and why)",
         503: "the database is unavailable",
@@ -266,7 +267,7 @@ def install_error_handlers(app: FastAPI, unavailable: tuple[type[Exception], ...
             )
 
 
-def api_router(navigator: Navigator, verifier: TokenVerifier) -> APIRouter:
+def api_router(navigator: FormsNavigator, verifier: TokenVerifier) -> APIRouter:
     router = APIRouter(prefix="/v1", responses=_ERRORS)
 
     def caller(
@@ -343,7 +344,7 @@ def api_router(navigator: Navigator, verifier: TokenVerifier) -> APIRouter:
                     title=item.title,
                     content=item.body if item.body is not None else item.title,
                     similarity=min(max(item.similarity, 0.0), 1.0),
-                    source_uri=source_uri(corpus, item.id),
+                    source_uri=result.source_uris.get(item.id) or source_uri(corpus, item.id),
                 )
                 for item in result.items
             ]
@@ -351,15 +352,15 @@ def api_router(navigator: Navigator, verifier: TokenVerifier) -> APIRouter:
 
     @router.post("/corpora/{corpus}/search", response_model=SearchOut)
     async def search(corpus: Corpus, body: SearchBody, who: Who) -> SearchOut:
-        result = await navigator.search(who, corpus, body.goal)
+        result = await navigator.search(who, corpus, body.goal, collection=body.collection)
         return SearchOut(
             chunks=[
                 ChunkOut(
                     id=item.id,
                     text=item.title if not item.body else f"{item.title}\n{item.body}",
-                    tags=[],
+                    tags=list(result.tags.get(item.id, ())),
                     score=min(max(item.similarity, 0.0), 1.0),
-                    source_uri=source_uri(corpus, item.id),
+                    source_uri=result.source_uris.get(item.id) or source_uri(corpus, item.id),
                     corpus_id=corpus,
                 )
                 for item in result.items

@@ -151,6 +151,11 @@ class Claim:
 class RetrieveResult:
     items: tuple[FoundDocument, ...]
     corpus: str
+    source_uris: Mapping[str, str] = field(default_factory=dict)
+    """Per item id, where it comes from when not the corpus's own document address (an MCP
+    resource URI, a declared document's source)."""
+    tags: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Per item id, its tags (a declared document's category and front-matter tags)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -568,6 +573,32 @@ class Navigator:
         return DocumentsPage(tuple(rows), rows[-1].id if more and rows else None, revision)
 
     # -- audit
+
+    def query_audit(
+        self,
+        caller: Caller,
+        corpus: str,
+        operation: Operation,
+        query: str,
+        returned: Sequence[str],
+        latency_ms: float,
+        top_similarity: float | None,
+        scope_digest: str,
+        revision: int | None,
+    ) -> OutboxEvent:
+        """The `corpus:<name>:query` audit event of one request, for the forms served beside the
+        store corpora (`mnemo_navigator.corpus_forms`)."""
+        return self._audit(
+            caller,
+            corpus,
+            operation,
+            query,
+            returned,
+            latency_ms,
+            top_similarity,
+            scope_digest,
+            revision,
+        )
 
     def _audit(
         self,

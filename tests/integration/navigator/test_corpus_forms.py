@@ -1,0 +1,238 @@
+"""Forms (a) inline and (c) declared graph served over the HTTP API against real Postgres: documents
+stored by apply with the corpus version, retrieve and the gateway (collection, tags), navigate (a
+clear 409 without relations), per-tenant memory as an overlay under row-level security, and the
+query audit row of every request."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import asyncpg
+import pytest
+from mnemo_axon import AxonSource, check_sources
+from mnemo_cli.axon_files import document_directory
+from mnemo_cli.declared_documents import corpus_documents, store_documents
+from mnemo_store.applier import apply_deployment
+
+from tests.integration.navigator.conftest import NewTenant, Service, audited_records
+
+DECLARATIONS = """
+document Terms_{s} {{ title: "Terms of service" content: "Accounts may be closed after notice." }}
+corpus Policy_{s} {{
+    documents: [privacy_{s}, refunds_{s}, Terms_{s}]
+}}
+corpus Session_{s} {{
+    documents: [sess_a_{s}, sess_b_{s}, sess_c_{s}]
+    relations: [
+        cite(sess_b_{s}, sess_a_{s}, 0.9)
+        contradict(sess_c_{s}, sess_a_{s}, 0.7)
+        elaborate(sess_c_{s}, sess_b_{s}, 0.5)
+    ]
+    adaptive: true
+}}
+"""
+
+
+@dataclass(frozen=True)
+class Forms:
+    policy: str
+    session: str
+    suffix: str
+
+
+def _write(root: Path, relative: str, text: str) -> None:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+async def _apply(owner: asyncpg.Connection, root: Path, suffix: str) -> None:
+    text = DECLARATIONS.format(s=suffix)
+    result = check_sources([AxonSource("forms.axon", text)], document_directory(str(root)))
+    assert result.deployment is not None, result.diagnostics
+    await apply_deployment(owner, result.deployment, gateway_base_url="http://127.0.0.1:8080")
+    await store_documents(owner, corpus_documents(result.deployment, str(root)))
+
+
+@pytest.fixture(scope="module")
+async def forms(
+    owner_connection: asyncpg.Connection, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Forms]:
+    s = uuid.uuid4().hex[:8]
+    root = tmp_path_factory.mktemp("forms")
+    _write(
+        root,
+        f"policies/privacy_{s}.md",
+        "---\nname: Privacy policy\ntags: [gdpr, data]\n---\nWe keep personal data for a year.\n",
+    )
+    _write(root, f"policies/refunds_{s}.md", "# Refund policy\nRefunds are paid within 30 days.\n")
+    _write(root, f"sess_a_{s}.md", "# Session A\nThe cache keeps warm graphs.\n")
+    _write(root, f"sess_b_{s}.md", "# Session B\nWarm graphs cite the cache notes.\n")
+    _write(root, f"sess_c_{s}.md", "# Session C\nThe cache is not warm at all.\n")
+    await _apply(owner_connection, root, s)
+    names = Forms(f"Policy_{s}", f"Session_{s}", s)
+    for name in (names.policy, names.session):
+        await owner_connection.execute(
+            "UPDATE mnemo.corpora SET status = 'published' WHERE corpus_id = $1", name
+        )
+    yield names
+    for name in (names.policy, names.session):
+        await owner_connection.execute(
+            "DELETE FROM mnemo.corpus_documents WHERE corpus_id = $1", name
+        )
+        await owner_connection.execute("DELETE FROM mnemo.corpora WHERE corpus_id = $1", name)
+
+
+async def _weights(
+    owner: asyncpg.Connection, tenant: uuid.UUID, corpus: str
+) -> dict[tuple[str, str], float]:
+    async with owner.transaction():
+        await owner.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
+        rows = await owner.fetch(
+            "SELECT source, target, weight FROM mnemo.declared_edge_weights WHERE corpus_id = $1",
+            corpus,
+        )
+    return {(r["source"], r["target"]): float(r["weight"]) for r in rows}
+
+
+async def test_apply_stores_the_declared_documents_with_the_corpus_version(
+    forms: Forms, owner_connection: asyncpg.Connection
+) -> None:
+    rows = await owner_connection.fetch(
+        "SELECT d.doc_id, d.title, d.category, d.tags, d.version = c.version AS current"
+        " FROM mnemo.corpus_documents d JOIN mnemo.corpora c USING (corpus_id)"
+        " WHERE corpus_id = $1 ORDER BY doc_id",
+        forms.policy,
+    )
+    s = forms.suffix
+    assert [(r["doc_id"], r["title"], r["category"], list(r["tags"])) for r in rows] == [
+        (f"Terms_{s}", "Terms of service", "", []),
+        (f"privacy_{s}", "Privacy policy", "policies", ["policies", "gdpr", "data"]),
+        (f"refunds_{s}", "Refund policy", "policies", ["policies"]),
+    ]
+    assert all(r["current"] for r in rows)
+
+
+async def test_an_inline_corpus_is_retrieved_with_content_similarity_and_source_uri(
+    forms: Forms, service: Service, new_tenant: NewTenant, owner_connection: asyncpg.Connection
+) -> None:
+    tenant = await new_tenant()
+    response = await service.client.post(
+        f"/v1/corpora/{forms.policy}/retrieve",
+        json={"query": "when are refunds paid", "k": 2},
+        headers=service.token(tenant),
+    )
+    assert response.status_code == 200, response.text
+    [first, *_] = response.json()["items"]
+    assert first["id"] == f"refunds_{forms.suffix}"
+    assert "Refunds are paid within 30 days." in first["content"]
+    assert 0 < first["similarity"] < 1
+    assert first["source_uri"] == f"mnemo://corpora/{forms.policy}/documents/{first['id']}"
+    [record] = list(await audited_records(owner_connection, tenant))
+    assert record["action"] == f"corpus:{forms.policy}:query"
+    assert record["query"] == "when are refunds paid"
+    assert record["k_returned"] == len(response.json()["items"])
+    assert record["top_similarity"] == pytest.approx(first["similarity"])
+    assert isinstance(record["latency_ms"], float)
+    assert record["latency_ms"] >= 0
+
+
+async def test_the_gateway_honours_the_collection_and_returns_the_documents_tags(
+    forms: Forms, service: Service, new_tenant: NewTenant
+) -> None:
+    headers = service.token(await new_tenant())
+    for collection in ("", forms.policy):
+        response = await service.client.post(
+            f"/v1/corpora/{forms.policy}/search",
+            json={"collection": collection, "goal": {"utterance": "personal data"}},
+            headers=headers,
+        )
+        assert response.status_code == 200, response.text
+        [chunk, *_] = response.json()["chunks"]
+        assert chunk["id"] == f"privacy_{forms.suffix}"
+        assert chunk["tags"] == ["policies", "gdpr", "data"]
+        assert chunk["corpus_id"] == forms.policy
+    other = await service.client.post(
+        f"/v1/corpora/{forms.policy}/search",
+        json={"collection": "someone-elses", "goal": {"utterance": "personal data"}},
+        headers=headers,
+    )
+    assert other.status_code == 404
+    assert "'someone-elses'" in other.json()["error"]["message"]
+    assert repr(forms.policy) in other.json()["error"]["message"]
+
+
+async def test_navigating_an_inline_corpus_is_a_409_saying_it_has_no_relations(
+    forms: Forms, service: Service, new_tenant: NewTenant
+) -> None:
+    response = await service.client.post(
+        f"/v1/corpora/{forms.policy}/navigate",
+        json={"query": "refunds"},
+        headers=service.token(await new_tenant()),
+    )
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "NO_RELATIONS"
+    assert "no relations" in response.json()["error"]["message"]
+
+
+async def test_a_declared_graph_is_navigated_from_a_seed_with_an_empty_query(
+    forms: Forms, service: Service, new_tenant: NewTenant
+) -> None:
+    s = forms.suffix
+    response = await service.client.post(
+        f"/v1/corpora/{forms.session}/navigate",
+        json={"query": "", "from": f"sess_b_{s}", "budget": 3},
+        headers=service.token(await new_tenant()),
+    )
+    assert response.status_code == 200, response.text
+    hits = response.json()["hits"]
+    assert hits[0]["id"] == f"sess_b_{s}"
+    assert {hit["id"] for hit in hits} <= {f"sess_a_{s}", f"sess_b_{s}", f"sess_c_{s}"}
+    assert hits[0]["source_uri"].endswith(f"/documents/sess_b_{s}")
+
+
+async def test_one_tenants_learning_on_a_declared_graph_never_changes_anothers(
+    forms: Forms,
+    service: Service,
+    new_tenant: NewTenant,
+    owner_connection: asyncpg.Connection,
+) -> None:
+    s = forms.suffix
+    learner, bystander = await new_tenant(), await new_tenant()
+    # Scores that differ, so the baseline moves and the traversed edges are reinforced.
+    for query in ("cache", "warm graphs cite the cache notes", "zzz unknown", "cache warm"):
+        response = await service.client.post(
+            f"/v1/corpora/{forms.session}/navigate",
+            json={"query": query, "from": f"sess_b_{s}", "budget": 2, "direction": "both"},
+            headers=service.token(learner),
+        )
+        assert response.status_code == 200, response.text
+    learned = await _weights(owner_connection, learner, forms.session)
+    assert learned, "the learner's navigations reinforced no edge"
+    assert all(weight != 0.9 for weight in learned.values())
+    assert await _weights(owner_connection, bystander, forms.session) == {}
+    answer = await service.client.post(
+        f"/v1/corpora/{forms.session}/navigate",
+        json={"query": "cache warm", "from": f"sess_b_{s}", "budget": 2, "direction": "both"},
+        headers=service.token(bystander),
+    )
+    vias = [hit["via"] for hit in answer.json()["hits"] if hit["via"]]
+    assert vias
+    assert all(via["weight"] in (0.9, 0.5, 0.7) for via in vias)
+    records = await audited_records(owner_connection, learner)
+    assert [r["action"] for r in records] == [f"corpus:{forms.session}:query"] * 4
+
+
+async def test_a_where_filter_on_a_declared_corpus_is_refused_naming_why(
+    forms: Forms, service: Service, new_tenant: NewTenant
+) -> None:
+    response = await service.client.post(
+        f"/v1/corpora/{forms.session}/retrieve",
+        json={"query": "cache", "where": "x == 1"},
+        headers=service.token(await new_tenant()),
+    )
+    assert response.status_code == 422
+    assert "no columns to filter" in response.json()["error"]["message"]
