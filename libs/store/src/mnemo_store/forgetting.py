@@ -24,6 +24,32 @@ def _column(store: StoreDecl, name: str) -> str:
     return quote(name)
 
 
+def _document_condition(
+    documents: StoreDecl, id_column: str, document_id: str, match: Mapping[str, str] | None
+) -> tuple[str, list[str]]:
+    conditions = [f"{_column(documents, id_column)}::text = $1"]
+    values: list[str] = [document_id]
+    for name, value in sorted((match or {}).items()):
+        values.append(value)
+        conditions.append(f"{_column(documents, name)}::text = ${len(values)}")
+    return " AND ".join(conditions), values
+
+
+async def document_exists(
+    tx: TenantTransaction,
+    documents: StoreDecl,
+    id_column: str,
+    document_id: str,
+    match: Mapping[str, str] | None = None,
+) -> bool:
+    """Whether the document `delete_document` would delete is there (any role that reads)."""
+    where, values = _document_condition(documents, id_column, document_id, match)
+    found = await tx._open().fetchval(
+        f"SELECT EXISTS (SELECT FROM {store_table(documents.name)} WHERE {where})", *values
+    )
+    return bool(found)
+
+
 async def delete_document(
     tx: TenantTransaction,
     documents: StoreDecl,
@@ -33,15 +59,9 @@ async def delete_document(
 ) -> bool:
     """Delete the document whose id (as text) is `document_id` and whose `match` columns equal
     their values (as text); True when there was one."""
-    conditions = [f"{_column(documents, id_column)}::text = $1"]
-    values: list[str] = [document_id]
-    for name, value in sorted((match or {}).items()):
-        values.append(value)
-        conditions.append(f"{_column(documents, name)}::text = ${len(values)}")
+    where, values = _document_condition(documents, id_column, document_id, match)
     deleted = await tx._open().fetch(
-        f"DELETE FROM {store_table(documents.name)} WHERE {' AND '.join(conditions)}"
-        " RETURNING true",
-        *values,
+        f"DELETE FROM {store_table(documents.name)} WHERE {where} RETURNING true", *values
     )
     return bool(deleted)
 

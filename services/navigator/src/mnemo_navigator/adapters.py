@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import asyncpg
+from mnemo_axon.ir import StoreDecl
 from mnemo_store import (
     EdgeDelta,
     GraphArrays,
@@ -22,6 +23,7 @@ from mnemo_store import (
     Scope,
     Store,
     StoreCorpus,
+    forgetting,
     outbox,
 )
 from mnemo_store.errors import StoreError
@@ -206,6 +208,24 @@ def store_readers(corpora: Sequence[StoreCorpus]) -> dict[str, StoreReaders]:
         name: StoreReaders(decl, tuple(documents.get(name, ())), tuple(relations.get(name, ())))
         for name, decl in decls.items()
     }
+
+
+class PostgresStoredDocuments:
+    """`StoredDocuments`: one read under the tenant's row-level security (`mnemo_store.forgetting`)."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._store = Store(pool)
+
+    async def exists(
+        self,
+        tenant: uuid.UUID,
+        store: StoreDecl,
+        id_column: str,
+        document_id: str,
+        match: Mapping[str, str],
+    ) -> bool:
+        async with self._store.tenant(tenant, read_only=True) as tx:
+            return await forgetting.document_exists(tx, store, id_column, document_id, match)
 
 
 _SET_TENANT = "SELECT set_config('mnemo.tenant', $1, true)"

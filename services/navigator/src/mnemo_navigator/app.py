@@ -19,6 +19,7 @@ from mnemo_telemetry.service import ServiceRuntime
 
 from mnemo_navigator.adapters import (
     PostgresCatalogue,
+    PostgresStoredDocuments,
     PostgresStoreDirectory,
     PostgresTransactions,
     PostgresWriteLog,
@@ -91,7 +92,11 @@ def create_app(
     async def lifespan(kit: Composition) -> AsyncIterator[None]:
         if kit.broker is not None:
             await kit.ensure_topics(
-                *TOPICS, settings.requests_topic, settings.audit_topic, settings.persist_topic
+                *TOPICS,
+                settings.requests_topic,
+                settings.audit_topic,
+                settings.persist_topic,
+                settings.forget_topic,
             )
         pool = await kit.pool(
             settings.database_url, max_size=settings.pool_size, command_timeout=60
@@ -132,11 +137,15 @@ def create_app(
                 if pinned_scopes is None
                 else pinned_scopes,
                 persist_topic=settings.persist_topic,
+                forget_topic=settings.forget_topic,
                 publish_seconds=settings.write_publish_seconds,
             ),
+            PostgresStoredDocuments(pool),
         )
         kit.include(store_router(writes, verifier))
-        await kit.relay(settings, (settings.audit_topic, settings.persist_topic))
+        await kit.relay(
+            settings, (settings.audit_topic, settings.persist_topic, settings.forget_topic)
+        )
         yield
         await gateway.close()
 

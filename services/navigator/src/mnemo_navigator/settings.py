@@ -16,7 +16,7 @@ from typing import Literal
 
 from mnemo_axon.where import parse_filter
 from mnemo_axon.where.syntax import ParameterRef, StringValue
-from mnemo_events.topics import AUDIT, NAVIGATE_REQUESTED, PERSIST
+from mnemo_events.topics import AUDIT, FORGET, NAVIGATE_REQUESTED, PERSIST
 from mnemo_service import AuthSettings, RelaySettings, ServiceSettings
 from pydantic import Field, field_validator
 from pydantic_settings import SettingsConfigDict
@@ -71,6 +71,9 @@ class Settings(ServiceSettings, AuthSettings, RelaySettings):
     persist_topic: str = PERSIST
     """Where rows written over HTTP go, as persist events through the outbox (a test's own process
     gives its own topic, read by an ingest of its own)."""
+    forget_topic: str = FORGET
+    """Where forget commands sent over HTTP go (`DELETE /v1/stores/{store}/rows/{id}`), through the
+    outbox, for ingest."""
     ingest_inbox: str = "mnemo.ingest"
     """The inbox name ingest deduplicates under: a write's `?wait=` waits for its ids there."""
     write_publish_seconds: float = Field(default=10.0, gt=0)

@@ -1,5 +1,6 @@
 """The HTTP API's store routes: rows written into a declared store (`POST /v1/stores/{store}/rows`)
-through `mnemo_navigator.writes` (the outbox, Kafka, ingest). The bearer token is verified by
+and a document forgotten (`DELETE /v1/stores/{store}/rows/{id}`), through `mnemo_navigator.writes`
+(the outbox, Kafka, ingest). The bearer token is verified by
 `TokenFirstMiddleware` before the body is read, as for every `/v1` route; errors answer
 `{"error": {"code", "message"}}` with the statuses declared here.
 """
@@ -32,7 +33,8 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         403: "the token lacks the write scope, names a tenant that does not exist, or is "
         "client-confined and a corpus reading the store has no pinned scope made of equalities "
         "on the store's columns",
-        404: "no registered corpus reads a store of that name",
+        404: "no registered corpus reads a store of that name (as its documents, for a delete), or "
+        "no such document for this token: another tenant's or end-client's rows do not exist here",
         409: "an event id was sent before with another store or values (code EVENT_ID_REUSED)",
         413: "the body is larger than the navigator accepts (MNEMO_NAVIGATOR_MAX_BODY_BYTES)",
         422: "a row, the body or `wait` is invalid (the message names the row and the column)",
@@ -61,6 +63,25 @@ class RowsAccepted(BaseModel):
     not arrived yet waits for it), or refused and dead-lettered with the reason (a check only
     ingest can make: an edge across scopes, a duplicate key). The others are still on their way.
     Without `wait`: null."""
+
+
+RowId = Annotated[
+    str,
+    Path(
+        min_length=1,
+        max_length=1024,
+        pattern=r"^[^\x00]+$",
+        description="the document's id, as text",
+    ),
+]
+
+
+class ForgetAccepted(BaseModel):
+    event_id: uuid.UUID
+    """The forget command, in Kafka: ingest removes the document, every edge touching it, its
+    parked edges and the navigation outcomes naming it, and records `store:<name>:delete`."""
+    processed: bool | None
+    """With `wait`: whether ingest carried it out within it. Without `wait`: null."""
 
 
 def store_router(writes: Writes, verifier: TokenVerifier) -> APIRouter:
@@ -106,6 +127,37 @@ def store_router(writes: Writes, verifier: TokenVerifier) -> APIRouter:
         return RowsAccepted(
             event_ids=list(result.event_ids),
             processed=None if result.processed is None else list(result.processed),
+        )
+
+    @router.delete(
+        "/stores/{store}/rows/{id}",
+        response_model=ForgetAccepted,
+        status_code=202,
+        summary="Forget a document, with its edges and the outcomes naming it (through ingest)",
+    )
+    async def forget_row(
+        store: StoreName,
+        id: RowId,  # the path parameter's public name
+        who: Annotated[Principal, Depends(principal)],
+        wait: Annotated[
+            float | None,
+            Query(
+                ge=0,
+                le=MAX_WAIT_SECONDS,
+                description="seconds to wait until ingest has forgotten the document",
+            ),
+        ] = None,
+        event_id: Annotated[
+            uuid.UUID | None,
+            Query(description="the caller's id for the command: a resent request forgets once"),
+        ] = None,
+    ) -> ForgetAccepted:
+        result = await writes.forget(
+            who, store, id, wait=wait, traceparent=current_traceparent(), event_id=event_id
+        )
+        return ForgetAccepted(
+            event_id=result.event_ids[0],
+            processed=None if result.processed is None else bool(result.processed),
         )
 
     return router

@@ -16,6 +16,13 @@ every one of them, and, when asked to wait, once
 ingest has processed them (its inbox holds their ids: written, parked until an edge's document
 arrives, or refused). What ingest refuses then (an edge whose documents are in another scope, a
 duplicate key) is dead-lettered by ingest with the reason, as for any persist message.
+
+Forgetting a document (`Writes.forget`) goes the same way, as one `mnemo.forget.v1` command: the
+token grants `write`, the store is a corpus's documents store, and the document is there for the
+caller (its tenant's; for a client-confined token, within the pinned scope, which the command also
+carries as its match so ingest cannot remove anything outside it). A document the caller cannot
+see is a 404, whether it is another tenant's, another end-client's or none at all; nothing is
+queued.
 """
 
 from __future__ import annotations
@@ -35,6 +42,8 @@ from mnemo_axon.row_values import InvalidRowError, check_row, preview
 from mnemo_axon.where import parse_filter
 from mnemo_axon.where.syntax import Connector, Operator, ParameterRef, StringValue, TextPart
 from mnemo_events import PERSIST, PersistRow, new_envelope
+from mnemo_events.models import ForgetRow
+from mnemo_events.topics import FORGET
 from mnemo_mdn.relations import RELATION_TYPES
 from mnemo_store import OutboxEvent, StoreCorpus
 from mnemo_store.errors import InvalidValueError
@@ -64,6 +73,14 @@ class EventIdReusedError(NavigatorError):
 
     status = 409
     code = "EVENT_ID_REUSED"
+
+
+class UnknownDocumentError(NavigatorError):
+    """No such document for this token: another tenant's, another end-client's, or none at all
+    (one answer for all three, so a caller learns nothing of rows it cannot see)."""
+
+    status = 404
+    code = "NOT_FOUND"
 
 
 class NotPublishedError(NavigatorError):
@@ -111,6 +128,22 @@ class WriteLog(Protocol):
         ...
 
 
+class StoredDocuments(Protocol):
+    """Whether a document is there, read under the tenant's row-level security."""
+
+    async def exists(
+        self,
+        tenant: uuid.UUID,
+        store: StoreDecl,
+        id_column: str,
+        document_id: str,
+        match: Mapping[str, str],
+    ) -> bool:
+        """True when `tenant` has the document `document_id` (its id as text) in `store` and each
+        column of `match` equals its value (as text)."""
+        ...
+
+
 class TenantCheck(Protocol):
     async def tenant_exists(self, tenant: uuid.UUID) -> bool: ...
 
@@ -120,6 +153,7 @@ class WritePolicy:
     pinned_scopes: Mapping[str, str]
     """Corpus id → scope template (the navigator's own table; reads and writes use one)."""
     persist_topic: str = PERSIST
+    forget_topic: str = FORGET
     publish_seconds: float = 10.0
     """How long a write waits for the relay before answering 503 (the rows stay queued)."""
 
@@ -133,12 +167,92 @@ class WriteResult:
 
 class Writes:
     def __init__(
-        self, tenants: TenantCheck, directory: StoreDirectory, log: WriteLog, policy: WritePolicy
+        self,
+        tenants: TenantCheck,
+        directory: StoreDirectory,
+        log: WriteLog,
+        policy: WritePolicy,
+        documents: StoredDocuments | None = None,
     ) -> None:
         self._tenants = tenants
         self._directory = directory
         self._log = log
         self._policy = policy
+        self._documents = documents
+
+    async def forget(
+        self,
+        principal: Principal,
+        store_name: str,
+        document_id: str,
+        *,
+        wait: float | None = None,
+        traceparent: str | None = None,
+        event_id: uuid.UUID | None = None,
+    ) -> WriteResult:
+        """Queue a forget command for the document `document_id` of `store_name` (a documents
+        store), after checking that the caller can see it: its tenant's, and for a
+        client-confined token within its pinned scope (the command carries that scope as its
+        match, so ingest removes nothing outside it either). Not there: 404, nothing queued."""
+        principal.require(WRITE_SCOPE)
+        if not document_id or len(document_id) > 1024 or "\x00" in document_id:
+            raise InvalidRequestError("id: 1 to 1024 characters, no NUL")
+        if wait is not None and not 0 <= wait <= MAX_WAIT_SECONDS:
+            raise InvalidRequestError(f"wait: 0 to {MAX_WAIT_SECONDS:g} seconds, got {wait:g}")
+        tenant = principal.tenant
+        if not await self._tenants.tenant_exists(tenant):
+            raise UnknownTenantError(
+                f"unknown tenant {tenant}: the token names a tenant that does not exist in this "
+                "deployment"
+            )
+        readers = await self._directory.store(store_name)
+        if readers is None or not readers.documents_of or self._documents is None:
+            raise UnknownStoreError(
+                f"unknown store {store_name!r}: no registered corpus reads it as its documents "
+                "(forget names a document by its id)"
+            )
+        match = self._forced_columns(principal, readers) if principal.client else {}
+        id_column = readers.documents_of[0].id_column
+        if not await self._documents.exists(tenant, readers.store, id_column, document_id, match):
+            raise UnknownDocumentError(
+                f"no document {document_id!r} in store {store_name!r} for this token"
+            )
+        envelope = new_envelope(
+            ForgetRow(store=store_name, id=document_id, match=match),
+            tenant=tenant,
+            producer=_producer(principal),
+            event_type=FORGET,
+            event_id=event_id,
+            trace=traceparent,
+        )
+        headers = {"content-type": "application/json"}
+        if traceparent:
+            headers["traceparent"] = traceparent
+        event = OutboxEvent(
+            event_id=envelope.event_id,
+            topic=self._policy.forget_topic,
+            key=str(tenant).encode(),
+            payload=envelope.model_dump(mode="json"),
+            headers=headers,
+        )
+        await self._log.queue(tenant, [event])
+        ids = (event.event_id,)
+        if not await _until(lambda: self._published(tenant, ids), self._policy.publish_seconds):
+            raise NotPublishedError(
+                f"the forget command is queued in the outbox but was not in Kafka within "
+                f"{self._policy.publish_seconds:g} s; it will be published and carried out (do "
+                f"not resend it): event id {event.event_id}"
+            )
+        if wait is None:
+            return WriteResult(ids, None)
+        done: set[uuid.UUID] = set()
+
+        async def processed() -> bool:
+            done.update(await self._log.processed(tenant, list(ids)))
+            return bool(done)
+
+        await _until(processed, wait)
+        return WriteResult(ids, tuple(done))
 
     async def write(
         self,
