@@ -56,7 +56,7 @@ async def test_the_sdk_client_over_stdio_navigates_retrieves_and_reads_resources
 ) -> None:
     async with Client(_server(world, world.token(world.tenant_a)), read_timeout_seconds=60) as mcp:
         tools = {tool.name for tool in (await mcp.list_tools()).tools}
-        assert tools == {"navigate", "retrieve", "list_corpora"}
+        assert tools == {"navigate", "retrieve", "remember", "list_corpora"}
 
         walked = await mcp.call_tool(
             "navigate", {"corpus": world.corpus, "query": "remember recall", "budget": 20}
@@ -160,7 +160,12 @@ def test_the_mcp_inspector_lists_the_tools_and_navigates_the_stack(
         )
     )
     listed = _inspect(inspector, config, "--method", "tools/list")
-    assert {tool["name"] for tool in listed["tools"]} == {"navigate", "retrieve", "list_corpora"}
+    assert {tool["name"] for tool in listed["tools"]} == {
+        "navigate",
+        "retrieve",
+        "remember",
+        "list_corpora",
+    }
 
     called = _inspect(
         inspector,

@@ -74,7 +74,7 @@ async def test_it_offers_navigate_retrieve_and_list_corpora_and_forwards_the_cal
     seen: list[httpx.Request] = []
     async with Client(build_server(_navigator(seen), ["Memory", "Secret"])) as mcp:
         tools = {tool.name: tool for tool in (await mcp.list_tools()).tools}
-        assert set(tools) == {"navigate", "retrieve", "list_corpora"}
+        assert set(tools) == {"navigate", "retrieve", "remember", "list_corpora"}
         assert {"corpus", "query", "seed", "budget"} <= set(
             tools["navigate"].input_schema["properties"]
         )

@@ -1,29 +1,39 @@
 """Mnemo as an MCP server (the official `mcp` SDK; install the `mcp` extra): the tools `navigate`,
-`retrieve` and `list_corpora`, and resources for corpora and their documents, all answered by the
-navigator's HTTP API through `AsyncMnemoClient` with the caller's token. The server is a separate
-process holding no key and no database: the navigator takes the tenant and any pinned scope from
-the token, exactly as for any HTTP caller, and audits each call as its HTTP twin.
+`retrieve`, `remember` and `list_corpora`, and resources for corpora and their documents, all
+answered by the navigator's HTTP API through `AsyncMnemoClient` with the caller's token. The
+server holds no key and no database: the navigator takes the tenant and any pinned scope from the
+token, exactly as for any HTTP caller, and audits each call as its HTTP twin. `remember` writes
+through `POST /v1/stores/{store}/rows`, the path of every write (outbox, Kafka, ingest).
 
-`mnemo mcp serve --url URL --token-env VAR [--corpus ID …]` runs it over stdio for a desktop agent
-host. The navigator has no endpoint that lists corpora yet: `list_corpora` and the `mnemo://corpora`
-resource list the corpora the server was started with (`--corpus`), each with the revision the
-token reads it at, or the navigator's reason it may not.
+Two transports: `mnemo mcp serve --url URL --token-env VAR [--corpus ID …]` runs it over stdio for
+a desktop agent host, with one token (`serve_stdio`); the navigator serves it over streamable HTTP
+at `/mcp` (`mnemo_navigator.mcp_http`), where each call takes the token of the HTTP request that
+carries it (`build_server` with a `Clients` provider). `list_corpora` and the `mnemo://corpora`
+resource list the corpora the server was given (`--corpus`; over HTTP, the published store
+corpora), each with the revision the token reads it at, or the navigator's reason it may not.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Annotated, Literal
 from urllib.parse import quote
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, JsonValue
 
 from mnemo_client.client import AsyncMnemoClient
 from mnemo_client.errors import MnemoError, NotFoundError
 from mnemo_client.models import Document, NavigateResponse, RetrieveResponse
+
+Clients = Callable[[Context], AbstractAsyncContextManager[AsyncMnemoClient]]
+"""The client a call is answered with, from the call's context (over HTTP: its bearer token)."""
+CorpusIds = Sequence[str] | Callable[[], Awaitable[Sequence[str]]]
+"""The corpora `list_corpora` reports: fixed, or asked for on each call."""
 
 SERVER_NAME = "mnemo"
 MAX_SCANNED_PAGES = 100
@@ -33,7 +43,8 @@ endpoint): at most this many pages of 1000 documents."""
 INSTRUCTIONS = (
     "Mnemo is a living knowledge graph of memories. Use `navigate` to walk from what matches a "
     "query along the graph's edges (supersedes, contradicts, cites...), `retrieve` for the k most "
-    "similar documents, `list_corpora` to see which corpora you may read."
+    "similar documents, `remember` to write a memory (and edges from it) into a store, "
+    "`list_corpora` to see which corpora you may read."
 )
 
 
@@ -48,6 +59,15 @@ class Corpora(BaseModel):
     corpora: list[CorpusStatus]
 
 
+class Remembered(BaseModel):
+    memory_event_id: uuid.UUID = Field(description="the memory's persist event")
+    edge_event_ids: list[uuid.UUID] = Field(description="one persist event per edge, in order")
+    processed: list[uuid.UUID] | None = Field(
+        description="with `wait`: the events ingest processed within it (written, or refused and "
+        "dead-lettered with the reason); None without"
+    )
+
+
 def corpus_uri(corpus: str) -> str:
     return f"mnemo://corpora/{quote(corpus, safe='')}"
 
@@ -60,25 +80,29 @@ def _refused(error: MnemoError) -> ToolError:
     return ToolError(f"the navigator answered {error}")
 
 
-def build_server(client: AsyncMnemoClient, corpora: Sequence[str]) -> MCPServer:
-    """The MCP server over `client`; `corpora` are the corpus ids `list_corpora` reports."""
-    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version="0.1.0")
-    known = list(dict.fromkeys(corpora))
+def one_client(client: AsyncMnemoClient) -> Clients:
+    """Every call answered by `client` (stdio: the server's one token)."""
 
-    async def statuses() -> Corpora:
-        found = []
-        for corpus in known:
-            try:
-                info = await client.corpus(corpus)
-            except MnemoError as error:
-                found.append(
-                    CorpusStatus(id=corpus, revision=None, error=str(error), uri=corpus_uri(corpus))
-                )
-            else:
-                found.append(
-                    CorpusStatus(id=corpus, revision=info.revision, uri=corpus_uri(corpus))
-                )
-        return Corpora(corpora=found)
+    @asynccontextmanager
+    async def use(_: Context) -> AsyncIterator[AsyncMnemoClient]:
+        yield client
+
+    return use
+
+
+def build_server(client: AsyncMnemoClient | Clients, corpora: CorpusIds) -> MCPServer:
+    """The MCP server over `client` (or the client of each call); `corpora` are the corpus ids
+    `list_corpora` reports."""
+    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version="0.1.0")
+    clients = one_client(client) if isinstance(client, AsyncMnemoClient) else client
+
+    async def known() -> list[str]:
+        ids = corpora if isinstance(corpora, Sequence) else await corpora()
+        return list(dict.fromkeys(ids))
+
+    async def statuses(ctx: Context) -> Corpora:
+        async with clients(ctx) as client:
+            return Corpora(corpora=[await _status(client, corpus) for corpus in await known()])
 
     @server.tool(
         description="Walk a corpus's knowledge graph from the documents matching `query` (or "
@@ -86,6 +110,7 @@ def build_server(client: AsyncMnemoClient, corpora: Sequence[str]) -> MCPServer:
         "reached by, and the documents they contradict."
     )
     async def navigate(
+        ctx: Context,
         corpus: Annotated[str, Field(description="the corpus id")],
         query: Annotated[str, Field(description="what to look for, in words")],
         seed: Annotated[
@@ -97,45 +122,99 @@ def build_server(client: AsyncMnemoClient, corpora: Sequence[str]) -> MCPServer:
         direction: Literal["out", "both"] = "both",
     ) -> NavigateResponse:
         try:
-            return await client.navigate(
-                corpus,
-                query,
-                from_=seed,
-                budget=budget,
-                where=where,
-                mode=mode,
-                direction=direction,
-            )
+            async with clients(ctx) as client:
+                return await client.navigate(
+                    corpus,
+                    query,
+                    from_=seed,
+                    budget=budget,
+                    where=where,
+                    mode=mode,
+                    direction=direction,
+                )
         except MnemoError as error:
             raise _refused(error) from error
 
     @server.tool(description="The `k` documents of a corpus most similar to `query`.")
     async def retrieve(
+        ctx: Context,
         corpus: Annotated[str, Field(description="the corpus id")],
         query: Annotated[str, Field(description="what to look for, in words")],
         k: Annotated[int, Field(description="how many documents (1-100)")] = 5,
         where: Annotated[str | None, Field(description="a filter over the documents")] = None,
     ) -> RetrieveResponse:
         try:
-            return await client.retrieve(corpus, query, k=k, where=where)
+            async with clients(ctx) as client:
+                return await client.retrieve(corpus, query, k=k, where=where)
         except MnemoError as error:
             raise _refused(error) from error
 
     @server.tool(
-        description="The corpora this server was started with, each with the graph revision "
-        "your token reads it at, or the reason it may not."
+        description="Remember something: write one memory (a row of a corpus's documents store, "
+        "e.g. id, title, body and the columns the store declares) and, optionally, edges from or "
+        "to it (rows of the corpus's relations store: from, to, type, weight in (0, 1]), through "
+        "ingest like every write. Needs a token with the `write` scope; an end-client's token "
+        "writes inside its own scope only. With `wait` (seconds, up to 30) it returns once "
+        "ingest has processed them."
     )
-    async def list_corpora() -> Corpora:
-        return await statuses()
+    async def remember(
+        ctx: Context,
+        store: Annotated[str, Field(description="the documents store to write the memory into")],
+        memory: Annotated[
+            dict[str, JsonValue], Field(description="the memory's columns and their values")
+        ],
+        edges: Annotated[
+            list[dict[str, JsonValue]] | None,
+            Field(description="edge rows to write with it (needs `edge_store`)"),
+        ] = None,
+        edge_store: Annotated[
+            str | None, Field(description="the relations store the edges go to")
+        ] = None,
+        wait: Annotated[
+            float | None, Field(description="seconds to wait until ingest has processed them")
+        ] = None,
+    ) -> Remembered:
+        if edges and not edge_store:
+            raise ToolError("edges need `edge_store`: the relations store they are rows of")
+        try:
+            async with clients(ctx) as client:
+                written = await client.write(store, [memory], wait=wait)
+                linked = (
+                    await client.write(edge_store, edges, wait=wait)
+                    if edges and edge_store
+                    else None
+                )
+        except MnemoError as error:
+            raise _refused(error) from error
+        processed: list[uuid.UUID] | None = None
+        if wait is not None:
+            processed = list(written.processed or ())
+            processed += list(linked.processed or ()) if linked is not None else []
+        return Remembered(
+            memory_event_id=written.event_ids[0],
+            edge_event_ids=[] if linked is None else list(linked.event_ids),
+            processed=processed,
+        )
 
-    @server.resource(
-        "mnemo://corpora",
-        name="corpora",
-        description="The corpora this server was started with, as list_corpora answers.",
-        mime_type="application/json",
+    @server.tool(
+        description="The corpora this server serves, each with the graph revision your token "
+        "reads it at, or the reason it may not."
     )
-    async def corpora_resource() -> str:
-        return (await statuses()).model_dump_json()
+    async def list_corpora(ctx: Context) -> Corpora:
+        return await statuses(ctx)
+
+    if isinstance(client, AsyncMnemoClient):
+        # A static resource gets no call context, so only a server of one token lists it.
+        @server.resource(
+            "mnemo://corpora",
+            name="corpora",
+            description="The corpora this server serves, as list_corpora answers.",
+            mime_type="application/json",
+        )
+        async def corpora_resource() -> str:
+            return Corpora(
+                corpora=[await _status(client, corpus) for corpus in await known()]
+            ).model_dump_json()
 
     @server.resource(
         "mnemo://corpora/{corpus}",
@@ -143,9 +222,10 @@ def build_server(client: AsyncMnemoClient, corpora: Sequence[str]) -> MCPServer:
         description="A corpus: its revision and its first page of documents (id, title, uri).",
         mime_type="application/json",
     )
-    async def corpus_resource(corpus: str) -> str:
+    async def corpus_resource(corpus: str, ctx: Context) -> str:
         try:
-            page = await client.documents(corpus, limit=100)
+            async with clients(ctx) as client:
+                page = await client.documents(corpus, limit=100)
         except NotFoundError as error:
             raise ResourceNotFoundError(str(error)) from error
         except MnemoError as error:
@@ -168,9 +248,10 @@ def build_server(client: AsyncMnemoClient, corpora: Sequence[str]) -> MCPServer:
         description="One document of a corpus: id, title, body, source_uri.",
         mime_type="application/json",
     )
-    async def document_resource(corpus: str, document: str) -> str:
+    async def document_resource(corpus: str, document: str, ctx: Context) -> str:
         try:
-            found = await _find(client, corpus, document)
+            async with clients(ctx) as client:
+                found = await _find(client, corpus, document)
         except NotFoundError as error:
             raise ResourceNotFoundError(str(error)) from error
         except MnemoError as error:
@@ -180,6 +261,14 @@ def build_server(client: AsyncMnemoClient, corpora: Sequence[str]) -> MCPServer:
         return found.model_dump_json()
 
     return server
+
+
+async def _status(client: AsyncMnemoClient, corpus: str) -> CorpusStatus:
+    try:
+        info = await client.corpus(corpus)
+    except MnemoError as error:
+        return CorpusStatus(id=corpus, revision=None, error=str(error), uri=corpus_uri(corpus))
+    return CorpusStatus(id=corpus, revision=info.revision, uri=corpus_uri(corpus))
 
 
 async def _find(client: AsyncMnemoClient, corpus: str, document: str) -> Document | None:
