@@ -24,9 +24,11 @@ def _column(store: StoreDecl, name: str) -> str:
     return quote(name)
 
 
-def _document_condition(
+def document_condition(
     documents: StoreDecl, id_column: str, document_id: str, match: Mapping[str, str] | None
 ) -> tuple[str, list[str]]:
+    """The WHERE condition (`$1`, `$2`, … binds) and its values that pick the document
+    `document_id` (its id as text) whose `match` columns equal their values (as text)."""
     conditions = [f"{_column(documents, id_column)}::text = $1"]
     values: list[str] = [document_id]
     for name, value in sorted((match or {}).items()):
@@ -43,7 +45,7 @@ async def document_exists(
     match: Mapping[str, str] | None = None,
 ) -> bool:
     """Whether the document `delete_document` would delete is there (any role that reads)."""
-    where, values = _document_condition(documents, id_column, document_id, match)
+    where, values = document_condition(documents, id_column, document_id, match)
     found = await tx._open().fetchval(
         f"SELECT EXISTS (SELECT FROM {store_table(documents.name)} WHERE {where})", *values
     )
@@ -59,7 +61,7 @@ async def delete_document(
 ) -> bool:
     """Delete the document whose id (as text) is `document_id` and whose `match` columns equal
     their values (as text); True when there was one."""
-    where, values = _document_condition(documents, id_column, document_id, match)
+    where, values = document_condition(documents, id_column, document_id, match)
     deleted = await tx._open().fetch(
         f"DELETE FROM {store_table(documents.name)} WHERE {where} RETURNING true", *values
     )
