@@ -91,7 +91,7 @@ test: up ops tools ## start what the tests need (stack, services, Jaeger, Promet
 	$(PYTEST) -m e2e -q
 	$(PYTEST) -m ops -q
 
-tools: ## build helm (from its Go module) and install promtool (Debian's prometheus) once; the unit tests run them
+tools: ## build helm (from its Go module), install promtool (Debian's prometheus) and chromium (the console's browser test) once
 	@bash deploy/local/tools.sh all
 
 helm-check: install ## helm lint, render (default + production-like values), validate offline, promtool rule tests

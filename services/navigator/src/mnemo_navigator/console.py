@@ -87,8 +87,7 @@ _PAGE = """<!doctype html>
    <th>Scope</th></tr></thead><tbody></tbody></table>
  </section>
 </main>
-<script>
-{script}</script>
+<script>{script}</script>
 </body>
 </html>
 """
