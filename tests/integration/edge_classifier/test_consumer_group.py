@@ -154,7 +154,8 @@ async def test_two_processes_split_the_partitions_and_a_stopped_one_loses_nothin
                     assert process.poll() is None, log.read_text()[-3000:]
                 try:
                     answers = [
-                        await client.get(f"http://127.0.0.1:{port}/readyz") for port in ports
+                        await client.get(f"http://127.0.0.1:{port}/readyz?consumers=true")
+                        for port in ports
                     ]
                 except httpx.HTTPError:
                     return False

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from types import SimpleNamespace
 
 import httpx
 import pytest
@@ -160,3 +161,33 @@ async def test_the_api_answers_503_until_the_lifespan_has_built_it_and_probes_an
         assert (await client.get("/v1/thing")).json() == {"built": "yes"}
         await runtime.stop()
     assert opened == ["open", "closed"]
+
+
+async def test_an_http_api_is_ready_without_kafka_and_partitions_are_reported_apart() -> None:
+    kit = Composition("kit", KitSettings(development=True))  # a broker, never started
+    kit.http_app(title="kit")
+
+    async def connected() -> None:
+        return None
+
+    kit.checks["database"] = connected
+    # A subscriber whose consumer has not joined its group (the broker is never started).
+    kit._subscribers.append(SimpleNamespace(consumer=None, topics=[SimpleNamespace(name="t")]))
+    assert set(kit.checks) == {"database"}
+    assert set(kit.consumer_checks) == {"kafka", "partitions"}
+    assert kit.app is not None
+    transport = httpx.ASGITransport(app=kit.app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://kit") as client:
+        ready = await client.get("/readyz")
+        assert ready.status_code == 200, ready.text
+        strict = await client.get("/readyz", params={"consumers": "true"})
+        assert strict.status_code == 503
+        assert set(strict.json()["problems"]) == {"kafka", "partitions"}
+        assert "no partitions assigned yet" in strict.json()["problems"]["partitions"]
+
+
+def test_a_consumer_only_service_needs_its_broker_to_be_ready_but_not_its_partitions() -> None:
+    kit = Composition("kit", KitSettings(development=True))
+    assert set(kit.checks) == {"database", "kafka"}
+    assert set(kit.consumer_checks) == {"partitions"}
+    assert "consumer-partitions" in [name for name, _ in kit._background]

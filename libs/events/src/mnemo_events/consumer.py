@@ -456,6 +456,11 @@ def build_consumer(
 
 
 def partitions_assigned(subscriber: Any) -> bool:
-    """Whether the subscriber's consumer has partitions assigned (readiness)."""
+    """Whether the subscriber's consumer has partitions assigned (`/readyz?consumers=true`)."""
+    return assigned_partitions(subscriber) > 0
+
+
+def assigned_partitions(subscriber: Any) -> int:
+    """How many partitions the subscriber's consumer holds now (0 before it has joined)."""
     client = getattr(subscriber, "consumer", None)
-    return client is not None and bool(client.assignment())
+    return 0 if client is None else len(client.assignment())

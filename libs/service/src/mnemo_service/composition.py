@@ -33,10 +33,11 @@ import asyncpg
 import structlog
 from fastapi import APIRouter, FastAPI
 from mnemo_events.broker import create_broker
-from mnemo_events.consumer import BatchHandler, Consumer, build_consumer
+from mnemo_events.consumer import BatchHandler, Consumer, assigned_partitions, build_consumer
 from mnemo_events.provisioning import ensure_topics
 from mnemo_events.readiness import broker_reachable, consumer_healthy, partitions_ready
 from mnemo_store import OutboxRelay
+from mnemo_telemetry import metrics
 from mnemo_telemetry.asgi import HttpMetricsMiddleware, fastapi_telemetry
 from mnemo_telemetry.probes import ReadinessCheck, probe_router
 from mnemo_telemetry.service import ServiceRuntime
@@ -54,6 +55,8 @@ Lifespan = Callable[["Composition"], AbstractAsyncContextManager[None]]
 Background = Callable[[asyncio.Event], Awaitable[None]]
 
 PROBE_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+PARTITIONS_REPORT_SECONDS = 5.0
+"""How often `mnemo_consumer_partitions_assigned` is refreshed."""
 BACKGROUND_STOP_SECONDS = 3.0
 
 
@@ -79,13 +82,19 @@ class Composition:
         )
         self._pool: asyncpg.Pool | None = None
         self.checks: dict[str, ReadinessCheck] = {"database": self._database}
+        """Readiness: what the service needs to serve (the broker too for a consumer-only service;
+        `http_app` moves it to the consumer checks of a service with an HTTP API)."""
+        self.consumer_checks: dict[str, ReadinessCheck] = {}
+        """Never readiness: `/readyz?consumers=true` only (partitions need not be assigned for a
+        replica to serve)."""
         self._subscribers: list[Any] = []
         self._watched: list[Consumer[Any]] = []
-        if self.broker is not None:
-            self.checks["kafka"] = broker_reachable(self.broker)
-            self.checks["partitions"] = partitions_ready(self._subscribers)
         self.app: FastAPI | None = None
         self._background: list[tuple[str, Background]] = []
+        if self.broker is not None:
+            self.checks["kafka"] = broker_reachable(self.broker)
+            self.consumer_checks["partitions"] = partitions_ready(self._subscribers)
+            self.background("consumer-partitions", self._report_partitions)
         self._tasks: list[asyncio.Task[None]] = []
         self._stack = AsyncExitStack()
         self._broker_started = False
@@ -97,7 +106,14 @@ class Composition:
         """The service's HTTP app, with its probes, traced; metrics and the start gate are added
         outermost by `runtime`. Call it once, before `runtime`."""
         self.app = FastAPI(telemetry=fastapi_telemetry(self.tracing), **fastapi)
-        self.app.include_router(probe_router(self.name, self.checks, self.stopping))
+        # An HTTP API serves from Postgres with Kafka away (audit events wait in the outbox).
+        if "kafka" in self.checks:
+            self.consumer_checks["kafka"] = self.checks.pop("kafka")
+        self.app.include_router(
+            probe_router(
+                self.name, self.checks, self.stopping, consumer_checks=self.consumer_checks
+            )
+        )
         return self.app
 
     def include(self, router: APIRouter) -> None:
@@ -207,9 +223,20 @@ class Composition:
             stop=stop,
             stopping=self.stopping,
             checks=self.checks,
+            consumer_checks=self.consumer_checks,
             app=self.app,
             http=self.settings.http,
         )
+
+    async def _report_partitions(self, stopping: asyncio.Event) -> None:
+        """`mnemo_consumer_partitions_assigned` of every subscriber, until the service stops."""
+        while not stopping.is_set():
+            for subscriber in self._subscribers:
+                held = assigned_partitions(subscriber)
+                for topic in subscriber.topics:
+                    metrics.CONSUMER_PARTITIONS.labels(self.name, topic.name).set(held)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stopping.wait(), PARTITIONS_REPORT_SECONDS)
 
     async def _database(self) -> str | None:
         if self._pool is None:

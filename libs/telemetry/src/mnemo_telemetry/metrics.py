@@ -60,6 +60,12 @@ CONSUMER_LAG: Final = Gauge(
     "Messages between the consumer group's committed offset and the partition's end.",
     ["service", "topic", "partition"],
 )
+CONSUMER_PARTITIONS: Final = Gauge(
+    "mnemo_consumer_partitions_assigned",
+    "Partitions of the topic the service's consumer holds now (0: none, e.g. a replica beyond the "
+    "partition count, or the broker away); readiness does not wait for them.",
+    ["service", "topic"],
+)
 NAVIGATE_DURATION: Final = Histogram(
     "mnemo_navigate_duration_seconds",
     "Time of one navigation inside the navigator (graph load or cache check, EPR, walk).",
@@ -98,6 +104,7 @@ METRIC_NAMES: Final = (
     "mnemo_messages_total",
     "mnemo_dead_letters_total",
     "mnemo_consumer_lag",
+    "mnemo_consumer_partitions_assigned",
     "mnemo_navigate_duration_seconds",
     "mnemo_graph_cache_requests_total",
     "mnemo_epr_seconds",

@@ -1,17 +1,22 @@
 """The probe endpoints every service serves (ARCHITECTURE §7): `/healthz` (the process lives),
-`/readyz` (every readiness check passes: database and broker reachable, partitions assigned) and
-`/metrics` (Prometheus text format).
+`/readyz` (the service can serve: every readiness check passes) and `/metrics` (Prometheus text
+format).
 
 A readiness check is an async callable returning None when ready or a short sentence saying what
 is not; `/readyz` answers 503 with those sentences, and always 503 once the service is stopping.
+Consumer checks (partitions assigned; for a service with an HTTP API, the broker reachable) never
+decide readiness: an HTTP API serves with Kafka away, and a replica beyond the partition count is
+still a ready one. `/readyz?consumers=true` adds them, for whoever waits until a consumer holds
+partitions (tests, scripts); the consumers also report through `mnemo_consumer_partitions_assigned`.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
+from typing import Annotated
 
-from fastapi import APIRouter, FastAPI, Response
+from fastapi import APIRouter, FastAPI, Query, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
 
@@ -26,6 +31,7 @@ def probe_router(
     checks: Mapping[str, ReadinessCheck],
     stopping: asyncio.Event,
     registry: CollectorRegistry = REGISTRY,
+    consumer_checks: Mapping[str, ReadinessCheck] | None = None,
 ) -> APIRouter:
     """`/healthz`, `/readyz` and `/metrics` as a router (a FastAPI service includes it in its app)."""
     router = APIRouter()
@@ -35,14 +41,15 @@ def probe_router(
         return {"status": "ok", "service": service}
 
     @router.get("/readyz")
-    async def readyz() -> JSONResponse:
+    async def readyz(consumers: Annotated[bool, Query()] = False) -> JSONResponse:
         problems: dict[str, str] = {}
+        wanted = {**checks, **(consumer_checks or {})} if consumers else dict(checks)
         if stopping.is_set():
             problems["service"] = "stopping"
         else:
-            names = list(checks)
+            names = list(wanted)
             results = await asyncio.gather(
-                *(_run(checks[name]) for name in names), return_exceptions=False
+                *(_run(wanted[name]) for name in names), return_exceptions=False
             )
             problems = {
                 name: problem for name, problem in zip(names, results, strict=True) if problem
@@ -71,7 +78,10 @@ async def _run(check: ReadinessCheck) -> str | None:
 
 
 def probe_app(
-    service: str, checks: Mapping[str, ReadinessCheck], stopping: asyncio.Event
+    service: str,
+    checks: Mapping[str, ReadinessCheck],
+    stopping: asyncio.Event,
+    consumer_checks: Mapping[str, ReadinessCheck] | None = None,
 ) -> FastAPI:
     """An app serving only the probes (for services with no HTTP API of their own)."""
     app = FastAPI(
@@ -81,5 +91,5 @@ def probe_app(
         openapi_url=None,
         telemetry=fastapi_telemetry(),  # probes and scrapes are never traced
     )
-    app.include_router(probe_router(service, checks, stopping))
+    app.include_router(probe_router(service, checks, stopping, consumer_checks=consumer_checks))
     return app

@@ -51,6 +51,8 @@ class ServiceRuntime:
     start: Callable[[], Awaitable[None]]
     stop: Callable[[], Awaitable[None]]
     checks: Mapping[str, ReadinessCheck] = field(default_factory=dict)
+    consumer_checks: Mapping[str, ReadinessCheck] = field(default_factory=dict)
+    """Reported by `/readyz?consumers=true` only (`mnemo_telemetry.probes`)."""
     host: str = "127.0.0.1"
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
     app: FastAPI | None = None
@@ -64,7 +66,9 @@ class ServiceRuntime:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._on_signal, sig)
-        app = self.app or probe_app(self.name, self.checks, self.stopping)
+        app = self.app or probe_app(
+            self.name, self.checks, self.stopping, consumer_checks=self.consumer_checks
+        )
         pressure = PressureLog(self.http.log_interval_seconds)
         loop.set_exception_handler(pressure.loop_exception_handler(loop.get_exception_handler()))
         unquiet = quiet_server_warnings(pressure)
