@@ -27,6 +27,7 @@ from mnemo_navigator.adapters import (
 from mnemo_navigator.catalogue_routes import catalogue_router
 from mnemo_navigator.console import console_router
 from mnemo_navigator.corpus_forms import FormsNavigator, PostgresDeclaredCorpora
+from mnemo_navigator.mcp_corpora import McpCorpora
 from mnemo_navigator.ports import Catalogue, Transactions
 from mnemo_navigator.prefetch import Prefetcher, PrefetchPolicy
 from mnemo_navigator.prefetch_routes import prefetch_router
@@ -112,7 +113,14 @@ def create_app(
                 data_model=NavigateRequested,
                 handler=single(navigate_requested_handler(navigator, kit.broker, verifier)),
             )
-        forms = FormsNavigator(navigator, PostgresCatalogue(pool), PostgresDeclaredCorpora(pool))
+        mcp = McpCorpora(
+            settings.mcp_servers,
+            ttl_seconds=settings.mcp_cache_seconds,
+            timeout_seconds=settings.mcp_timeout_seconds,
+        )
+        forms = FormsNavigator(
+            navigator, PostgresCatalogue(pool), PostgresDeclaredCorpora(pool), mcp
+        )
         kit.include(api_router(forms, verifier))
         # Routes, prefetch, the catalogue and its console (issue 25).
         registry = PostgresRegistry(pool)

@@ -164,6 +164,8 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         "to navigate (an inline or MCP-bound corpus)",
         413: "the body is larger than the navigator accepts (MNEMO_NAVIGATOR_MAX_BODY_BYTES)",
         422: "the body, filter, parameters or seed are invalid (the message says which and why)",
+        502: "the MCP server of an MCP-bound corpus is not configured, unreachable, failing or too "
+        "slow (the message names it)",
         503: "the database is unavailable",
     }.items()
 }

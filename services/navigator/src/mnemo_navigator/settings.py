@@ -21,6 +21,8 @@ from mnemo_service import AuthSettings, RelaySettings, ServiceSettings
 from pydantic import Field, field_validator
 from pydantic_settings import SettingsConfigDict
 
+from mnemo_navigator.mcp_corpora import McpServer
+
 
 class Settings(ServiceSettings, AuthSettings, RelaySettings):
     model_config = SettingsConfigDict(env_prefix="MNEMO_NAVIGATOR_", frozen=True, extra="ignore")
@@ -59,6 +61,15 @@ class Settings(ServiceSettings, AuthSettings, RelaySettings):
     tenant_cache_seconds: float = Field(default=60.0, ge=0)
     """How long a tenant found in `mnemo.tenants` is believed to exist without asking again (a
     tenant not found is asked about on every request)."""
+
+    mcp_servers: dict[str, McpServer] = Field(default_factory=dict)
+    """The MCP servers MCP-bound corpora name, by the name their declaration gives: a streamable
+    HTTP `url` (with `headers`, e.g. credentials) or a stdio `command` (with `env`), as JSON:
+    `MNEMO_NAVIGATOR_MCP_SERVERS='{"clinical-mcp.internal": {"url": "https://…/mcp"}}'`."""
+    mcp_cache_seconds: float = Field(default=60.0, ge=0)
+    """How long an MCP-bound corpus's resource listing and texts are reused before being read again."""
+    mcp_timeout_seconds: float = Field(default=10.0, gt=0, le=300)
+    """The longest listing and reading an MCP-bound corpus may take (a 502 naming the server past it)."""
 
     consume_requests: bool = True
     """Serve `mnemo.navigate.requested.v1` (off: HTTP only, no broker needed)."""

@@ -1,0 +1,219 @@
+"""Form (b), an MCP-bound corpus, served by the navigator over the official MCP SDK's client against
+a real MCP server Mnemo did not write: `@modelcontextprotocol/server-everything` (npm, pinned,
+installed under .local by deploy/local/mcp-everything.sh), run by this module on loopback over
+streamable HTTP. Its static documents are the corpus; its other resources are outside the prefix."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import asyncpg
+import httpx
+import pytest
+from mnemo_auth import DEVELOPMENT_SECRET
+from mnemo_axon.compiler import load_deployment
+from mnemo_navigator.app import create_app
+from mnemo_navigator.mcp_corpora import McpServer
+from mnemo_navigator.settings import Settings
+from mnemo_store.applier import apply_deployment
+
+from tests.integration.navigator.conftest import NewTenant, Service, audited_records, navigator_dsn
+from tests.waiting import eventually, eventually_sync
+
+ROOT = Path(__file__).resolve().parents[3]
+PREFIX = "demo://resource/static/document/"
+CACHE_SECONDS = 5.0
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+@dataclass
+class Everything:
+    """The npm MCP server, run by this module; `stop` ends it (by its own process id)."""
+
+    process: subprocess.Popen[bytes]
+    url: str
+    port: int
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def everything() -> Iterator[Everything]:
+    installed = subprocess.run(
+        ["bash", str(ROOT / "deploy" / "local" / "mcp-everything.sh")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    entry = installed.stdout.strip().splitlines()[-1]
+    port = _free_port()
+    process = subprocess.Popen(
+        ["node", entry, "streamableHttp"],
+        env={**os.environ, "PORT": str(port)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    server = Everything(process, f"http://127.0.0.1:{port}/mcp", port)
+
+    def started() -> bool:
+        assert process.poll() is None, "the MCP server exited"
+        return _answers(port)
+
+    try:
+        eventually_sync(started, within=60, what="the MCP server to listen")
+        yield server
+    finally:
+        server.stop()
+
+
+@dataclass(frozen=True)
+class McpWorld:
+    service: Service
+    corpus: str
+    unconfigured: str
+    server: str
+
+
+@pytest.fixture(scope="module")
+async def world(
+    everything: Everything, app_dsn: str, owner_connection: asyncpg.Connection
+) -> AsyncIterator[McpWorld]:
+    s = uuid.uuid4().hex[:8]
+    server = f"everything-{s}"
+    text = (
+        f'corpus Clinical_{s} from mcp("{server}", "{PREFIX}")\n'
+        f'corpus Nowhere_{s} from mcp("nowhere-{s}", "kb://guidelines/2025")\n'
+    )
+    await apply_deployment(
+        owner_connection, load_deployment(text, "mcp.axon"), gateway_base_url="http://x"
+    )
+    names = (f"Clinical_{s}", f"Nowhere_{s}")
+    await owner_connection.execute(
+        "UPDATE mnemo.corpora SET status = 'published' WHERE corpus_id = ANY($1)", list(names)
+    )
+    settings = Settings(
+        database_url=navigator_dsn(app_dsn),
+        consume_requests=False,
+        token_secret=DEVELOPMENT_SECRET,
+        mcp_servers={server: McpServer(url=everything.url)},
+        mcp_cache_seconds=CACHE_SECONDS,
+        mcp_timeout_seconds=20,
+    )
+    runtime = create_app(settings)
+    assert runtime.app is not None
+    await runtime.start()
+    transport = httpx.ASGITransport(app=runtime.app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://navigator") as client:
+        yield McpWorld(Service(runtime, client, {}), names[0], names[1], server)
+    await runtime.stop()
+    await owner_connection.execute(
+        "DELETE FROM mnemo.corpora WHERE corpus_id = ANY($1)", list(names)
+    )
+
+
+async def test_retrieve_lists_reads_and_ranks_only_the_resources_under_the_prefix(
+    world: McpWorld, new_tenant: NewTenant, owner_connection: asyncpg.Connection
+) -> None:
+    tenant = await new_tenant()
+    response = await world.service.client.post(
+        f"/v1/corpora/{world.corpus}/retrieve",
+        json={"query": "architecture of the server", "k": 10},
+        headers=world.service.token(tenant),
+    )
+    assert response.status_code == 200, response.text
+    items = response.json()["items"]
+    assert items
+    assert all(item["id"].startswith(PREFIX) for item in items)
+    assert all(item["source_uri"] == item["id"] for item in items)
+    assert any(item["id"] == f"{PREFIX}architecture.md" for item in items)
+    assert all(0 < item["similarity"] < 1 and item["content"] for item in items)
+    [record] = await audited_records(owner_connection, tenant)
+    assert record["action"] == f"corpus:{world.corpus}:query"
+    assert record["k_returned"] == len(items)
+    assert record["top_similarity"] == pytest.approx(items[0]["similarity"])
+
+
+async def test_the_gateway_serves_the_mcp_corpus_with_the_resources_mime_type_as_tag(
+    world: McpWorld, new_tenant: NewTenant
+) -> None:
+    response = await world.service.client.post(
+        f"/v1/corpora/{world.corpus}/search",
+        json={"collection": "", "goal": {"query": "how it works"}},
+        headers=world.service.token(await new_tenant()),
+    )
+    assert response.status_code == 200, response.text
+    chunks = response.json()["chunks"]
+    assert chunks
+    assert all(chunk["tags"] == ["text/markdown"] for chunk in chunks)
+    assert all(chunk["source_uri"].startswith(PREFIX) for chunk in chunks)
+
+
+async def test_navigating_an_mcp_corpus_is_a_409_saying_it_has_no_relations(
+    world: McpWorld, new_tenant: NewTenant
+) -> None:
+    response = await world.service.client.post(
+        f"/v1/corpora/{world.corpus}/navigate",
+        json={"query": "architecture"},
+        headers=world.service.token(await new_tenant()),
+    )
+    assert response.status_code == 409
+    assert "no relations" in response.json()["error"]["message"]
+
+
+async def test_a_server_the_deployment_does_not_configure_is_a_502_naming_it(
+    world: McpWorld, new_tenant: NewTenant
+) -> None:
+    response = await world.service.client.post(
+        f"/v1/corpora/{world.unconfigured}/retrieve",
+        json={"query": "guidelines"},
+        headers=world.service.token(await new_tenant()),
+    )
+    assert response.status_code == 502
+    assert "nowhere-" in response.json()["error"]["message"]
+    assert "not configured" in response.json()["error"]["message"]
+
+
+async def test_a_server_stopped_mid_test_is_a_502_naming_it_once_the_listing_expires(
+    world: McpWorld, everything: Everything, new_tenant: NewTenant
+) -> None:
+    headers = world.service.token(await new_tenant())
+    body = {"query": "architecture", "k": 3}
+    url = f"/v1/corpora/{world.corpus}/retrieve"
+    assert (await world.service.client.post(url, json=body, headers=headers)).status_code == 200
+    everything.stop()
+    # Within the listing's lifetime the cached texts still answer; after it, the dead server.
+    assert (await world.service.client.post(url, json=body, headers=headers)).status_code == 200
+
+    async def failed() -> httpx.Response | None:
+        response = await world.service.client.post(url, json=body, headers=headers)
+        return response if response.status_code != 200 else None
+
+    response = await eventually(failed, within=30, what="a 502 after the server stopped")
+    assert response is not None
+    assert response.status_code == 502
+    assert world.server in response.json()["error"]["message"]
+    assert response.json()["error"]["code"] == "UPSTREAM_FAILED"
