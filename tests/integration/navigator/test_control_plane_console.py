@@ -103,14 +103,14 @@ async def registry_rows(owner_connection: asyncpg.Connection) -> AsyncIterator[d
     )
 
 
+@pytest.mark.skipif(
+    not os.path.isfile(CHROMIUM),
+    reason=f"Debian's chromium is not installed at {CHROMIUM}: `bash deploy/local/chromium.sh` "
+    "installs it (`make tools`, which `make test` runs, does)",
+)
 async def test_an_admin_clicks_from_the_list_to_a_corpus_its_uses_and_the_routes(
     base_url: str, new_tenant: NewTenant, registry_rows: dict[str, str]
 ) -> None:
-    if not os.path.isfile(CHROMIUM):
-        pytest.skip(
-            f"Debian's chromium is not installed at {CHROMIUM}: `bash deploy/local/chromium.sh` "
-            "installs it (`make tools`, which `make test` runs, does)"
-        )
     from playwright.async_api import async_playwright, expect
 
     tenant = await new_tenant()
