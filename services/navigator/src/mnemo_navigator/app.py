@@ -28,6 +28,7 @@ from mnemo_navigator.catalogue_routes import catalogue_router
 from mnemo_navigator.console import console_router
 from mnemo_navigator.corpus_forms import FormsNavigator, PostgresDeclaredCorpora
 from mnemo_navigator.mcp_corpora import McpCorpora
+from mnemo_navigator.mcp_http import mount_mcp, published_corpora
 from mnemo_navigator.ports import Catalogue, Transactions
 from mnemo_navigator.prefetch import Prefetcher, PrefetchPolicy
 from mnemo_navigator.prefetch_routes import prefetch_router
@@ -154,7 +155,9 @@ def create_app(
         await kit.relay(
             settings, (settings.audit_topic, settings.persist_topic, settings.forget_topic)
         )
-        yield
+        # MCP over streamable HTTP beside the API, with the same bearer tokens (issue 23).
+        async with mount_mcp(app, verifier, published_corpora(pool)):
+            yield
         await gateway.close()
 
     return kit.runtime(lifespan)

@@ -1,0 +1,107 @@
+"""MCP over streamable HTTP at `/mcp`, beside the HTTP API, with the same bearer authentication.
+
+The tools and resources are `mnemo_client.mcp_server`'s, the ones `mnemo mcp serve` offers over
+stdio. Each call is answered by the navigator's own HTTP API, in process (an `httpx.ASGITransport`
+on the API's ASGI app), with the bearer token of the HTTP request that carried the call: the
+tenant and any pinned scope come from that token exactly as for an HTTP caller, every call passes
+the same checks and is audited as its HTTP twin (a `navigate` tool call is a `POST …/navigate`).
+
+`TokenFirstMiddleware` verifies the token before the MCP transport reads the body: a request
+without a valid one gets the API's 401. The transport is stateless and answers JSON (no session
+to pin to one navigator replica, no event stream). The SDK's DNS-rebinding protection (a check of
+`Host` and `Origin`) is off: it guards servers a browser could reach without credentials, and
+this endpoint answers nothing without a bearer token, which a browser never sends on its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+
+import asyncpg
+import httpx
+from fastapi import FastAPI
+from mcp.server.mcpserver import Context
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from mnemo_auth import TokenVerifier
+from mnemo_client import AsyncMnemoClient, RetryPolicy
+from mnemo_client.mcp_server import build_server
+from mnemo_store.registry import list_corpora
+from starlette.requests import Request
+from starlette.routing import Route
+
+from mnemo_navigator.routes import TokenFirstMiddleware
+
+MCP_PATH = "/mcp"
+MAX_LISTED_CORPORA = 100
+"""`list_corpora` over HTTP reports at most this many published store corpora (each is one
+audited documents read)."""
+
+
+def published_corpora(pool: asyncpg.Pool) -> Callable[[], Awaitable[Sequence[str]]]:
+    """The ids of the published store corpora, read from the registry on each call."""
+
+    async def ids() -> Sequence[str]:
+        rows = await list_corpora(pool, kind="store_graph")
+        return [row.corpus_id for row in rows if row.status == "published"][:MAX_LISTED_CORPORA]
+
+    return ids
+
+
+def mount_mcp(
+    app: FastAPI,
+    verifier: TokenVerifier,
+    corpora: Callable[[], Awaitable[Sequence[str]]],
+) -> AbstractAsyncContextManager[None]:
+    """Serve MCP at `MCP_PATH` of `app`, while the returned context is entered (the lifespan
+    enters it around its `yield`)."""
+    api = httpx.ASGITransport(app=app)
+
+    @asynccontextmanager
+    async def client_of(ctx: Context) -> AsyncIterator[AsyncMnemoClient]:
+        request = ctx.request_context.request
+        header = request.headers.get("authorization", "") if isinstance(request, Request) else ""
+        _, _, token = header.partition(" ")
+        # Verified by `TokenFirstMiddleware` before the call was read; the API verifies it again.
+        async with AsyncMnemoClient(
+            "http://navigator", token.strip() or "-", retry=RetryPolicy(attempts=1), transport=api
+        ) as client:
+            yield client
+
+    server = build_server(client_of, corpora)
+    server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        stateless_http=True,
+        json_response=True,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+    manager = server.session_manager
+    endpoint = TokenFirstMiddleware(StreamableHTTPASGIApp(manager), verifier, prefix=MCP_PATH)
+    app.router.routes.append(Route(MCP_PATH, endpoint=endpoint))
+    return _running(manager)
+
+
+@asynccontextmanager
+async def _running(manager: StreamableHTTPSessionManager) -> AsyncIterator[None]:
+    """`manager` run in a task of its own: its task group must be left by the task that entered
+    it, and a service may be stopped from another task than the one that started it."""
+    started, stop = asyncio.Event(), asyncio.Event()
+
+    async def run() -> None:
+        async with manager.run():
+            started.set()
+            await stop.wait()
+
+    task = asyncio.create_task(run(), name="mcp-sessions")
+    waiting = asyncio.create_task(started.wait())
+    await asyncio.wait({task, waiting}, return_when=asyncio.FIRST_COMPLETED)
+    if task.done():
+        waiting.cancel()
+        task.result()  # raises what stopped it
+    try:
+        yield
+    finally:
+        stop.set()
+        await task
