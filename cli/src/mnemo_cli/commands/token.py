@@ -32,7 +32,7 @@ def register(subparsers: Any) -> None:  # argparse's subparsers action has no pu
         "--scope",
         action="append",
         default=[],
-        choices=("read", "admin"),
+        choices=("read", "write", "admin"),
         help="a scope to grant (repeatable; default: read)",
     )
     parser.add_argument("--subject", default="developer", help="the 'sub' claim")
