@@ -5,13 +5,9 @@ streamable HTTP. Its static documents are the corpus; its other resources are ou
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import asyncpg
 import httpx
@@ -24,70 +20,12 @@ from mnemo_navigator.settings import Settings
 from mnemo_store.applier import apply_deployment
 
 from tests.integration.navigator.conftest import NewTenant, Service, audited_records, navigator_dsn
-from tests.waiting import eventually, eventually_sync
+from tests.integration.navigator.mcp_everything import PREFIX, Everything, everything
+from tests.waiting import eventually
 
-ROOT = Path(__file__).resolve().parents[3]
-PREFIX = "demo://resource/static/document/"
+__all__ = ["everything"]  # the module's fixture, used by its tests
+
 CACHE_SECONDS = 5.0
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _answers(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
-
-@dataclass
-class Everything:
-    """The npm MCP server, run by this module; `stop` ends it (by its own process id)."""
-
-    process: subprocess.Popen[bytes]
-    url: str
-    port: int
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(timeout=30)
-
-
-@pytest.fixture(scope="module")
-def everything() -> Iterator[Everything]:
-    installed = subprocess.run(
-        ["bash", str(ROOT / "deploy" / "local" / "mcp-everything.sh")],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert installed.returncode == 0, installed.stderr[-3000:]
-    entry = installed.stdout.strip().splitlines()[-1]
-    port = _free_port()
-    process = subprocess.Popen(
-        ["node", entry, "streamableHttp"],
-        env={**os.environ, "PORT": str(port)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    server = Everything(process, f"http://127.0.0.1:{port}/mcp", port)
-
-    def started() -> bool:
-        assert process.poll() is None, "the MCP server exited"
-        return _answers(port)
-
-    try:
-        eventually_sync(started, within=60, what="the MCP server to listen")
-        yield server
-    finally:
-        server.stop()
 
 
 @dataclass(frozen=True)
