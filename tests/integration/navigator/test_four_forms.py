@@ -71,6 +71,15 @@ corpus LtmGraph_{s} from axonstore {{
 """
 
 
+def _write_sessions(root: Path, s: str) -> None:
+    for name, text in (
+        ("sess_a", "# Session A\nThe graph cache keeps warm graphs.\n"),
+        ("sess_b", "# Session B\nWarm graphs cite the cache notes.\n"),
+        ("sess_c", "# Session C\nThe cache is not warm at all.\n"),
+    ):
+        Path(root, f"{name}_{s}.md").write_text(text, encoding="utf-8")
+
+
 @dataclass(frozen=True)
 class Deployed:
     service: Service
@@ -91,12 +100,7 @@ async def deployed(
 ) -> AsyncIterator[Deployed]:
     s = uuid.uuid4().hex[:8]
     root = tmp_path_factory.mktemp("seed")
-    for name, text in (
-        ("sess_a", "# Session A\nThe graph cache keeps warm graphs.\n"),
-        ("sess_b", "# Session B\nWarm graphs cite the cache notes.\n"),
-        ("sess_c", "# Session C\nThe cache is not warm at all.\n"),
-    ):
-        Path(root, f"{name}_{s}.md").write_text(text, encoding="utf-8")
+    _write_sessions(root, s)
     source = SEED.format(s=s, prefix=PREFIX)
     result = check_sources([AxonSource("seed.axon", source)], document_directory(str(root)))
     assert result.deployment is not None, result.diagnostics
@@ -124,7 +128,9 @@ async def deployed(
     await runtime.stop()
     for store in deployment.stores:
         await owner_connection.execute(f"DROP TABLE IF EXISTS {store_table(store.name)}")
-    await owner_connection.execute("DELETE FROM mnemo.corpus_documents WHERE corpus_id = ANY($1)", names)
+    await owner_connection.execute(
+        "DELETE FROM mnemo.corpus_documents WHERE corpus_id = ANY($1)", names
+    )
     await owner_connection.execute("DELETE FROM mnemo.corpora WHERE corpus_id = ANY($1)", names)
 
 
