@@ -5,6 +5,7 @@ query audit row of every request."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -236,3 +237,100 @@ async def test_a_where_filter_on_a_declared_corpus_is_refused_naming_why(
     )
     assert response.status_code == 422
     assert "no columns to filter" in response.json()["error"]["message"]
+
+
+async def test_two_end_clients_of_one_tenant_keep_their_own_memory_of_a_declared_graph(
+    forms: Forms,
+    service: Service,
+    new_tenant: NewTenant,
+    owner_connection: asyncpg.Connection,
+) -> None:
+    s = forms.suffix
+    tenant = await new_tenant()
+    for query in ("cache", "warm graphs cite the cache notes", "zzz unknown", "cache warm"):
+        response = await service.client.post(
+            f"/v1/corpora/{forms.session}/navigate",
+            json={"query": query, "from": f"sess_b_{s}", "budget": 2, "direction": "both"},
+            headers=service.token(tenant, client={"tenant_id": "c1"}),
+        )
+        assert response.status_code == 200, response.text
+    other = await service.client.post(
+        f"/v1/corpora/{forms.session}/navigate",
+        json={"query": "cache warm", "from": f"sess_b_{s}", "budget": 2, "direction": "both"},
+        headers=service.token(tenant, client={"tenant_id": "c2"}),
+    )
+    vias = [hit["via"] for hit in other.json()["hits"] if hit["via"]]
+    assert vias
+    assert all(via["weight"] in (0.9, 0.5, 0.7) for via in vias)
+    async with owner_connection.transaction():
+        await owner_connection.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
+        scopes = await owner_connection.fetch(
+            "SELECT DISTINCT scope FROM mnemo.declared_edge_weights WHERE corpus_id = $1",
+            forms.session,
+        )
+    assert len(scopes) == 1
+    assert scopes[0]["scope"].startswith("client:")
+    # The tenant-wide scope and the other end-client have learned nothing.
+    assert scopes[0]["scope"] != "tenant"
+
+
+async def test_concurrent_navigations_of_one_scope_each_leave_one_outcome_in_sequence(
+    forms: Forms,
+    service: Service,
+    new_tenant: NewTenant,
+    owner_connection: asyncpg.Connection,
+) -> None:
+    s = forms.suffix
+    tenant = await new_tenant()
+    headers = service.token(tenant)
+    queries = ["cache", "warm", "zzz", "cache warm", "notes", "graphs cite"]
+
+    async def one(query: str) -> int:
+        response = await service.client.post(
+            f"/v1/corpora/{forms.session}/navigate",
+            json={"query": query, "from": f"sess_b_{s}", "budget": 2, "direction": "both"},
+            headers=headers,
+        )
+        return response.status_code
+
+    assert await asyncio.gather(*(one(query) for query in queries)) == [200] * len(queries)
+    async with owner_connection.transaction():
+        await owner_connection.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
+        sequences = await owner_connection.fetch(
+            "SELECT seq FROM mnemo.nav_outcomes WHERE corpus_id = $1 ORDER BY seq", forms.session
+        )
+    assert [row["seq"] for row in sequences] == list(range(1, len(queries) + 1))
+
+
+async def test_a_declared_corpus_that_is_not_published_is_refused_naming_its_status(
+    forms: Forms,
+    service: Service,
+    new_tenant: NewTenant,
+    owner_connection: asyncpg.Connection,
+) -> None:
+    headers = service.token(await new_tenant())
+    await owner_connection.execute(
+        "UPDATE mnemo.corpora SET status = 'deprecated' WHERE corpus_id = $1", forms.policy
+    )
+    try:
+        response = await service.client.post(
+            f"/v1/corpora/{forms.policy}/retrieve", json={"query": "refunds"}, headers=headers
+        )
+    finally:
+        await owner_connection.execute(
+            "UPDATE mnemo.corpora SET status = 'published' WHERE corpus_id = $1", forms.policy
+        )
+    assert response.status_code == 409
+    assert "is deprecated" in response.json()["error"]["message"]
+
+
+async def test_a_token_of_a_tenant_that_does_not_exist_reads_no_declared_corpus(
+    forms: Forms, service: Service
+) -> None:
+    response = await service.client.post(
+        f"/v1/corpora/{forms.policy}/retrieve",
+        json={"query": "refunds"},
+        headers=service.token(uuid.uuid4()),
+    )
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == "UNKNOWN_TENANT"
