@@ -1,7 +1,8 @@
 """A TRUNCATE empties a store for every tenant at once, whatever tenant is set, and row-level
 security does not filter it: the revision of every tenant of every corpus reading the store moves
 (and is recorded as a reset), so no navigator cache serves a row that is gone. A tenant's own delete
-resets that tenant only (migration 0013)."""
+resets that tenant only (migration 0013), and so does forgetting a document: the next navigation is
+without it."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest
+from mnemo_ingest.adapters import PostgresDirectory, PostgresIngestStore
+from mnemo_ingest.use_cases import Forget, ForgetCommand
 from mnemo_store import Scope, Store
 from mnemo_store.identifiers import store_table
 
+from tests.integration.ingest.test_ports_contract import ingest_dsn
 from tests.integration.navigator.conftest import Declare, NewTenant, Service, navigator_dsn
 
 
@@ -131,3 +135,39 @@ async def test_a_tenants_own_delete_resets_that_tenant_only(
     assert moved is not None
     assert moved[1] == moved[0] > quiet[0]
     assert await revisions(owner_connection, other, arena.name) == untouched
+
+
+async def test_after_a_forget_the_next_navigation_is_without_the_document_and_its_edges(
+    declare: Declare,
+    new_tenant: NewTenant,
+    service: Service,
+    owner_dsn: str,
+) -> None:
+    arena = await declare(adaptive=False)
+    tenant = await new_tenant()
+    await arena.write(
+        tenant,
+        [
+            {"id": "keep", "tenant_id": "c1", "title": "alpha kept", "body": None},
+            {"id": "gone", "tenant_id": "c1", "title": "alpha forgotten", "body": None},
+        ],
+        [{"from_id": "keep", "to_id": "gone", "etype": "cite", "weight": 1.0, "tenant_id": "c1"}],
+    )
+    assert await hit_ids(service, arena.name, tenant) == ["gone", "keep"]  # now cached
+    pool = await asyncpg.create_pool(ingest_dsn(owner_dsn), min_size=1, max_size=2)
+    try:
+        forget = Forget(PostgresIngestStore(Store(pool)), PostgresDirectory(pool), consumer="t")
+        command = ForgetCommand(
+            ref=None,
+            event_id=uuid.uuid4(),
+            tenant=tenant,
+            store=arena.corpus.documents.name,
+            document_id="gone",
+            producer="tester",
+        )
+        done, refused = await forget.forget([command])
+    finally:
+        await pool.close()
+    assert refused == []
+    assert [(f.document_id, f.edges) for f in done] == [("gone", 1)]
+    assert await hit_ids(service, arena.name, tenant) == ["keep"]
