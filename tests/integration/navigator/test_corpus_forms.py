@@ -334,3 +334,28 @@ async def test_a_token_of_a_tenant_that_does_not_exist_reads_no_declared_corpus(
     )
     assert response.status_code == 403
     assert response.json()["error"]["code"] == "UNKNOWN_TENANT"
+
+
+async def test_a_declared_corpus_whose_documents_were_never_stored_says_to_apply_them(
+    forms: Forms,
+    service: Service,
+    new_tenant: NewTenant,
+    owner_connection: asyncpg.Connection,
+) -> None:
+    headers = service.token(await new_tenant())
+    version = await owner_connection.fetchval(
+        "SELECT version FROM mnemo.corpora WHERE corpus_id = $1", forms.policy
+    )
+    await owner_connection.execute(
+        "UPDATE mnemo.corpora SET version = 'never-stored' WHERE corpus_id = $1", forms.policy
+    )
+    try:
+        response = await service.client.post(
+            f"/v1/corpora/{forms.policy}/retrieve", json={"query": "refunds"}, headers=headers
+        )
+    finally:
+        await owner_connection.execute(
+            "UPDATE mnemo.corpora SET version = $2 WHERE corpus_id = $1", forms.policy, version
+        )
+    assert response.status_code == 409
+    assert "mnemo apply --documents" in response.json()["error"]["message"]

@@ -383,11 +383,21 @@ class FormsNavigator:
         self._no_filter(corpus_id, request.where, request.params)
         return await self._navigate_declared(caller, entry, request)
 
+    async def _stored(self, entry: CorpusEntry) -> list[CorpusDocument]:
+        """The documents `mnemo apply` stored for the corpus's current version."""
+        documents = await self._declared.documents(entry.corpus_id, entry.version)
+        if not documents:
+            raise CorpusNotServedError(
+                f"corpus {entry.corpus_id!r} has no documents stored for its version "
+                f"{entry.version}: apply its declarations again with `mnemo apply --documents DIR`"
+            )
+        return documents
+
     async def _navigate_declared(
         self, caller: Caller, entry: CorpusEntry, request: NavigateRequest
     ) -> NavigateResult:
         started = time.perf_counter()
-        documents = await self._declared.documents(entry.corpus_id, entry.version)
+        documents = await self._stored(entry)
         graph = declared_graph(entry, documents)
         adaptive = bool(entry.definition.get("corpus", {}).get("adaptive"))
         scope = client_scope(caller)
@@ -511,7 +521,7 @@ class FormsNavigator:
         checked_query(request.query, "goal" if operation == "search" else "query")
         self._no_filter(entry.corpus_id, request.where, request.params)
         if entry.kind in DECLARED_KINDS:
-            documents = await self._declared.documents(entry.corpus_id, entry.version)
+            documents = await self._stored(entry)
             ranked = rank(request.query, _ranked(entry.corpus_id, documents), request.k)
             revision = None
         elif entry.kind == "mcp" and self._mcp is not None:
