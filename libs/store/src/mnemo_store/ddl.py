@@ -3,8 +3,8 @@
 Each `axonstore` is one table `axon_stores."<Name>"` with a hidden `axon_tenant uuid NOT NULL`
 leading its primary key, unique constraints and indexes; row-level security enabled and forced
 (`mnemo.enable_tenant_rls`); SELECT, INSERT and UPDATE for the legacy application role (no DELETE:
-nothing in Mnemo deletes store rows; the service roles' table grants are the owner's default
-privileges, migration 0004). A store read by a store corpus also gets the indexes that corpus
+only ingest deletes store rows, when it forgets a document; the service roles' table grants are
+the owner's default privileges, migrations 0004 and 0013). A store read by a store corpus also gets the indexes that corpus
 needs (document id; full text; edge endpoints) and a statement trigger that bumps the graph
 revision of every corpus reading it. A relations store lets the navigator role update its weight
 column and no other (reinforcement is all the navigator writes; migration 0010).
