@@ -1,4 +1,4 @@
-"""Test tiers (a test's folder gives its marker: unit, integration, e2e, chaos), the hypothesis
+"""Test tiers (a test's folder gives its marker: unit, integration, e2e, chaos, compose), the hypothesis
 profile, and development mode (services built or started by tests may verify tokens with the public
 development key; a test of the fail-closed start removes it)."""
 
@@ -21,7 +21,7 @@ settings.register_profile(
 settings.load_profile("mnemo")
 os.environ.setdefault("MNEMO_DEVELOPMENT", "1")
 
-_TIERS = ("unit", "integration", "e2e", "chaos")
+_TIERS = ("unit", "integration", "e2e", "chaos", "compose")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
