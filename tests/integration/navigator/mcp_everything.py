@@ -40,6 +40,8 @@ class Everything:
     process: subprocess.Popen[bytes]
     url: str
     port: int
+    entry: str
+    """The server's entry point (`node <entry> stdio` runs it over stdio)."""
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -65,7 +67,7 @@ def everything() -> Iterator[Everything]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    server = Everything(process, f"http://127.0.0.1:{port}/mcp", port)
+    server = Everything(process, f"http://127.0.0.1:{port}/mcp", port, entry)
 
     def started() -> bool:
         assert process.poll() is None, "the MCP server exited"

@@ -15,7 +15,8 @@ import pytest
 from mnemo_auth import DEVELOPMENT_SECRET
 from mnemo_axon.compiler import load_deployment
 from mnemo_navigator.app import create_app
-from mnemo_navigator.mcp_corpora import McpServer
+from mnemo_navigator.mcp_corpora import McpCorpora, McpServer
+from mnemo_navigator.ports import CorpusEntry
 from mnemo_navigator.settings import Settings
 from mnemo_store.applier import apply_deployment
 
@@ -155,3 +156,25 @@ async def test_a_server_stopped_mid_test_is_a_502_naming_it_once_the_listing_exp
     assert response.status_code == 502
     assert world.server in response.json()["error"]["message"]
     assert response.json()["error"]["code"] == "UPSTREAM_FAILED"
+
+
+async def test_a_server_run_over_stdio_serves_the_prefix_and_is_listed_once_per_ttl(
+    everything: Everything,
+) -> None:
+    corpora = McpCorpora(
+        {"kb": McpServer(command=["node", everything.entry, "stdio"])},
+        ttl_seconds=300,
+        timeout_seconds=30,
+    )
+    entry = CorpusEntry(
+        "Kb",
+        "published",
+        "mcp",
+        {"corpus": {"name": "Kb", "mcp": {"server": "kb", "resource_uri": PREFIX}}},
+    )
+    first, server = await corpora.retrieve(entry, "architecture", 3)
+    again, _ = await corpora.retrieve(entry, "how it works", 3)
+    assert server == "kb"
+    assert first[0].id == f"{PREFIX}architecture.md"
+    assert all(found.id.startswith(PREFIX) for found in [*first, *again])
+    assert corpora.reads == 1
