@@ -91,6 +91,8 @@ SCHEMAS: dict[str, tuple[type[BaseModel], str]] = {
     "DocumentOut": (models.Document, "serialization"),
     "ErrorBody": (models.ErrorBody, "serialization"),
     "ErrorDetail": (models.ErrorDetail, "serialization"),
+    "RowsBody": (models.WriteRequest, "validation"),
+    "RowsAccepted": (models.WriteAccepted, "serialization"),
 }
 # Each call the client makes: its request body's schema (None: no body) and its answer's.
 ENDPOINTS = {
@@ -98,6 +100,7 @@ ENDPOINTS = {
     ("post", "/v1/corpora/{corpus}/retrieve"): ("RetrieveBody", "RetrieveOut"),
     ("post", "/v1/corpora/{corpus}/search"): ("SearchBody", "SearchOut"),
     ("get", "/v1/corpora/{corpus}/documents"): (None, "DocumentsOut"),
+    ("post", "/v1/stores/{store}/rows"): ("RowsBody", "RowsAccepted"),
 }
 
 
@@ -157,7 +160,8 @@ def test_every_call_of_the_client_is_served_with_the_body_and_answer_it_models(
         else:
             schema = operation["requestBody"]["content"]["application/json"]["schema"]
             assert schema == {"$ref": f"#/components/schemas/{body}"}
-        ok = operation["responses"]["200"]["content"]["application/json"]["schema"]
+        accepted = "202" if "202" in operation["responses"] else "200"  # a write answers 202
+        ok = operation["responses"][accepted]["content"]["application/json"]["schema"]
         assert ok == {"$ref": f"#/components/schemas/{answer}"}
         for status in ("401", "403", "404", "409", "422", "503"):
             error = operation["responses"][status]["content"]["application/json"]["schema"]
@@ -221,3 +225,27 @@ async def test_the_async_client_and_mnemo_corpus_read_the_same_corpus(world: Wor
     assert corpus.version == str(info.revision)
     assert {chunk.corpus_id for chunk in search.chunks} == {world.corpus}
     corpus.close()
+
+
+def test_the_sync_client_writes_rows_that_ingest_stores_for_the_tokens_tenant_only() -> None:
+    with stack_world() as fresh:
+        store = _documents_store(fresh.corpus)
+        row = {"id": "aw-0", "tenant_id": "c1", "title": "written over http", "body": None}
+        writer = mint_token(
+            tenant=fresh.tenant_a, secret=DEVELOPMENT_SECRET, scopes=("read", "write")
+        )
+        with MnemoClient(fresh.url, writer) as a:
+            accepted = a.write(store, [row], wait=30)
+            assert accepted.processed == accepted.event_ids
+            seen = {d.id for d in a.iter_documents(fresh.corpus)}
+        with MnemoClient(fresh.url, fresh.token(fresh.tenant_b)) as b:
+            seen_by_b = {d.id for d in b.iter_documents(fresh.corpus)}
+            with pytest.raises(PermissionDeniedError):
+                b.write(store, [row])
+    assert "aw-0" in seen
+    assert "aw-0" not in seen_by_b
+
+
+def _documents_store(corpus: str) -> str:
+    """The documents store of a corpus declared by `_declare` (`Nav_<s>` reads `NavDocs_<s>`)."""
+    return "NavDocs_" + corpus.removeprefix("Nav_")
