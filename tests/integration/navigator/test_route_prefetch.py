@@ -377,3 +377,33 @@ def test_the_external_gateway_is_a_separate_process_speaking_json(external: Exte
     assert answer.status_code == 200
     assert [c["id"] for c in answer.json()["chunks"]] == ["pd-savings-1"]
     json.dumps(answer.json())
+
+
+async def test_a_row_of_another_id_on_mnemos_own_gateway_is_asked_with_the_callers_token(
+    example: Example,
+) -> None:
+    """The seed's `fee-schedule`: a registry id of its own, served by Mnemo's gateway of a store
+    corpus; the caller's token goes only to urls of this navigator."""
+    hosted = example.route.replace("overdraft_fee_qa", "fee-schedule")
+    await example.owner.execute(
+        "INSERT INTO mnemo.corpora (corpus_id, display_name, url, collection, status, kind,"
+        " definition, version) VALUES ($1, 'Fee schedule', $2, $3, 'published', 'external',"
+        " '{}', 'v1')",
+        hosted,
+        f"{example.base}/v1/corpora/{example.fees}/search",
+        example.fees,
+    )
+    try:
+        route = example.route.replace("overdraft_fee_qa", "hosted_qa")
+        await example.routes(
+            Route(route, "1", "deterministic_prefetch", (hosted, example.disclosure), True)
+        )
+        response = await example.prefetch(route=route)
+        assert response.status_code == 200, response.text
+        chunks = response.json()["slots"][f"prefetch:{hosted}"]["chunks"]
+        assert chunks[0]["id"] == "fs-overdraft"
+        assert chunks[0]["corpus_id"] == hosted
+        assert example.external.requests()[0]["authorization"] is None
+    finally:
+        await example.owner.execute("DELETE FROM mnemo.routes WHERE route_id LIKE 'hosted_qa-%'")
+        await example.owner.execute("DELETE FROM mnemo.corpora WHERE corpus_id = $1", hosted)

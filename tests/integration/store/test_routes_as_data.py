@@ -276,3 +276,43 @@ def test_uses_names_every_route_version_whose_scope_names_the_corpus(
             await connection.close()
 
     assert asyncio.run(uses()) == [f"{qa}@1", f"{tool}@1"]
+
+
+def test_an_external_corpus_is_registered_as_draft_updated_keeping_its_status_and_routable(
+    mnemo: Any, registry: Registry
+) -> None:
+    corpus = registry.name("product-disclosure")
+    registry.corpora.append(corpus)
+    url = "http://127.0.0.1:9/corpora/product-disclosure/search"
+    added = mnemo("corpus", "add-external", corpus, "--url", url, "--owner", "deposits")
+    assert added.code == 0, added.err
+    assert "registered as draft" in added.out
+    route = registry.name("qa")
+    refused = mnemo("route", "apply", registry.file(route_yaml(route, "1", [corpus])))
+    assert f"{route}@1: corpus not published {corpus}" in refused.err
+    assert mnemo("corpus", "publish", corpus).code == 0
+    again = mnemo("corpus", "add-external", corpus, "--url", url + "?v=2")
+    assert "status kept" in again.out
+    rows = sql(
+        registry.dsn,
+        "SELECT status, kind, url, owner FROM mnemo.corpora WHERE corpus_id = $1",
+        corpus,
+    )
+    assert [tuple(r) for r in rows] == [("published", "external", url + "?v=2", "")]
+    assert mnemo("route", "apply", registry.file(route_yaml(route, "1", [corpus]))).code == 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["bad id", "--url", "http://127.0.0.1:9/s"], "is not allowed"),
+        (["ok-id", "--url", "file:///etc/passwd"], "is not a gateway url"),
+        (["ok-id", "--url", "http:///nohost"], "is not a gateway url"),
+    ],
+)
+def test_an_external_corpus_with_a_bad_id_or_url_is_refused(
+    mnemo: Any, registry: Registry, argv: list[str], message: str
+) -> None:
+    refused = mnemo("corpus", "add-external", *argv)
+    assert refused.code == 1
+    assert message in refused.err

@@ -1,4 +1,8 @@
-"""`mnemo corpus list [--json] | publish ID | deprecate ID`: the corpus registry's lifecycle, as the owner role.
+"""`mnemo corpus list [--json] | publish ID | deprecate ID | add-external ID --url URL`: the corpus
+registry's lifecycle, as the owner role.
+
+`add-external` registers someone else's search gateway (`kind = external`) as a draft, or updates
+its url, collection and labels keeping its status; publish it like any corpus.
 
 `apply` registers corpora as draft; only these explicit commands change a status, and only
 published corpora are served. Deprecating a corpus that an active route scopes is refused, naming
@@ -19,12 +23,14 @@ import asyncpg
 from mnemo_store.registry import (
     STATUSES,
     CorpusRow,
+    ExternalCorpus,
     Status,
     StatusChange,
     lint_routes,
     list_corpora,
     list_routes,
     read_statuses,
+    register_external_corpus,
     set_corpus_status,
 )
 
@@ -51,6 +57,16 @@ def register(subparsers: Any) -> None:  # argparse's subparsers action has no pu
                 help="deprecate even when active routes scope the corpus (they then fail lint)",
             )
         command.set_defaults(func=run_status, status=status, force=False)
+    external = actions.add_parser(
+        "add-external", help="register (as draft) or update a corpus served by another gateway"
+    )
+    external.add_argument("corpus_id", metavar="ID", help="the corpus id routes name")
+    external.add_argument("--url", required=True, help="the gateway's search endpoint (POST)")
+    external.add_argument("--collection", default="", help="sent as `collection` (default: ID)")
+    external.add_argument("--display-name", default="", help="the label (default: ID)")
+    external.add_argument("--owner", default="", help="the owning team")
+    external.add_argument("--region", default=None, help="optional")
+    external.set_defaults(func=run_add_external)
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -97,4 +113,28 @@ def run_status(args: argparse.Namespace) -> int:
         print(f"corpus {change.corpus_id} is already {change.after}; nothing changed")
     for finding in findings:
         print(f"corpus: warning: route lint: {finding}", file=sys.stderr)
+    return 0
+
+
+def run_add_external(args: argparse.Namespace) -> int:
+    corpus = ExternalCorpus(
+        corpus_id=args.corpus_id,
+        url=args.url,
+        display_name=args.display_name,
+        collection=args.collection,
+        owner=args.owner,
+        region=args.region,
+    )
+
+    async def work(connection: asyncpg.Connection) -> bool:
+        return await register_external_corpus(connection, corpus)
+
+    created = with_owner(work)
+    if created:
+        print(
+            f"corpus {corpus.corpus_id}: registered as draft (external gateway {corpus.url}); "
+            f"`mnemo corpus publish {corpus.corpus_id}` serves it"
+        )
+    else:
+        print(f"corpus {corpus.corpus_id}: updated (external gateway {corpus.url}); status kept")
     return 0

@@ -22,6 +22,7 @@ most one version of a route is active, the one `read_route` returns when no vers
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import uuid
@@ -29,6 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Final, Literal
+from urllib.parse import urlsplit
 
 import asyncpg
 
@@ -38,6 +40,7 @@ from mnemo_store.errors import (
     DuplicateTenantError,
     InvalidRouteError,
     InvalidTenantNameError,
+    InvalidValueError,
     RouteLintError,
     StoreError,
     UnknownCorpusError,
@@ -484,3 +487,75 @@ async def set_corpus_status(
             "UPDATE mnemo.corpora SET status = $2 WHERE corpus_id = $1", corpus_id, status
         )
     return StatusChange(corpus_id, before, status)
+
+
+_CORPUS_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
+
+
+@dataclass(frozen=True, slots=True)
+class ExternalCorpus:
+    """A registry row for someone else's search gateway (`kind = 'external'`): prefetch POSTs
+    `{collection, goal}` to `url` like to any gateway."""
+
+    corpus_id: str
+    url: str
+    display_name: str = ""
+    collection: str = ""
+    owner: str = ""
+    auth: str = "none"
+    region: str | None = None
+
+
+def check_external_corpus(corpus: ExternalCorpus) -> None:
+    """InvalidValueError saying what is wrong with `corpus`, if anything."""
+    if _CORPUS_ID.fullmatch(corpus.corpus_id) is None:
+        raise InvalidValueError(
+            f"corpus id {corpus.corpus_id[:80]!r} is not allowed: 1 to 200 letters, digits, '_', "
+            "'.' and '-', starting with a letter or a digit (e.g. 'product-disclosure')"
+        )
+    parts = urlsplit(corpus.url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or len(corpus.url) > 2000:
+        raise InvalidValueError(
+            f"url {corpus.url[:80]!r} is not a gateway url: write http(s)://HOST[:PORT]/PATH"
+        )
+    for name in ("display_name", "collection", "owner", "auth", "region"):
+        value = getattr(corpus, name)
+        if value is not None and (len(value) > 200 or "\x00" in value):
+            raise InvalidValueError(f"{name} must be text of at most 200 characters")
+
+
+async def register_external_corpus(connection: asyncpg.Connection, corpus: ExternalCorpus) -> bool:
+    """Register (True) or update (False) an external corpus; a new row is a draft, an existing
+    one keeps its status. A registered corpus of another kind is refused (`mnemo apply` owns it)."""
+    check_external_corpus(corpus)
+    definition = {"kind": "external", "url": corpus.url, "collection": corpus.collection}
+    text = json.dumps(definition, sort_keys=True)
+    version = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    async with connection.transaction():
+        kind = await connection.fetchval(
+            "SELECT kind FROM mnemo.corpora WHERE corpus_id = $1 FOR UPDATE", corpus.corpus_id
+        )
+        if kind is not None and kind != "external":
+            raise CorpusStatusError(
+                f"corpus {corpus.corpus_id!r} is a {kind} corpus declared in an .axon file; "
+                "`mnemo apply` registers it, not this command"
+            )
+        await connection.execute(
+            "INSERT INTO mnemo.corpora (corpus_id, display_name, url, collection, auth, owner,"
+            " region, kind, definition, version)"
+            " VALUES ($1, $2, $3, $4, $5, $6, $7, 'external', $8::jsonb, $9)"
+            " ON CONFLICT (corpus_id) DO UPDATE SET display_name = EXCLUDED.display_name,"
+            " url = EXCLUDED.url, collection = EXCLUDED.collection, auth = EXCLUDED.auth,"
+            " owner = EXCLUDED.owner, region = EXCLUDED.region,"
+            " definition = EXCLUDED.definition, version = EXCLUDED.version",
+            corpus.corpus_id,
+            corpus.display_name or corpus.corpus_id,
+            corpus.url,
+            corpus.collection,
+            corpus.auth,
+            corpus.owner,
+            corpus.region,
+            text,
+            version,
+        )
+    return kind is None

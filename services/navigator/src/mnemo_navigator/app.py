@@ -131,7 +131,12 @@ def create_app(
             gateway,
             PostgresTransactions(Store(pool)),
             navigator.admit,
-            PrefetchPolicy(settings.audit_query_text == "text", settings.audit_topic),
+            PrefetchPolicy(
+                settings.audit_query_text == "text",
+                settings.audit_topic,
+                (settings.gateway_url or f"http://{settings.host}:{settings.port}").rstrip("/")
+                + "/v1/corpora/",
+            ),
         )
         kit.include(prefetch_router(prefetcher, verifier))
         kit.include(catalogue_router(registry, verifier))

@@ -17,9 +17,9 @@ The answer holds the slots (`prefetch`: every chunk in scope order; `prefetch:<c
 corpus's) and `packed`, one line per chunk: `[<corpus_id>:<chunk id>] <text>` (the text's white
 space collapsed to single spaces). No partial result is ever returned.
 
-Only Mnemo's own gateway (a `store_graph` corpus, whose url `mnemo apply` wrote) receives the
-caller's bearer token, so it answers under the caller's tenant and end-client; an external gateway
-receives no credentials from Mnemo. Each call that found its route is audited once, answered or
+Only Mnemo's own gateway (a url under `PrefetchPolicy.own_gateway`, this navigator's
+`/v1/corpora/`) receives the caller's bearer token, so it answers under the caller's tenant and
+end-client; any other gateway receives no credentials from Mnemo. Each call that found its route is audited once, answered or
 failed, as `route:<id>:prefetch` in the caller's tenant (its outbox, like every query audit).
 """
 
@@ -115,6 +115,9 @@ class Prefetched:
 class PrefetchPolicy:
     audit_goal_text: bool = True
     audit_topic: str = AUDIT
+    own_gateway: str | None = None
+    """The prefix of this navigator's gateway urls (`http://HOST:PORT/v1/corpora/`): the only
+    urls the caller's token is sent to. None: it is sent to none."""
 
 
 class Prefetcher:
@@ -214,7 +217,8 @@ class Prefetcher:
         headers = {"content-type": "application/json", "accept": "application/json"}
         if caller.traceparent:
             headers["traceparent"] = caller.traceparent
-        if row.kind == "store_graph" and authorization:
+        own = self._policy.own_gateway
+        if own and authorization and row.url.startswith(own):
             headers["authorization"] = authorization
         body = {"collection": row.collection or row.corpus_id, "goal": dict(goal)}
 

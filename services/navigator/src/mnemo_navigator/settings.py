@@ -58,6 +58,9 @@ class Settings(ServiceSettings, AuthSettings, RelaySettings):
     arrive, before anything parses them). 1 MiB is far above any valid request."""
     prefetch_timeout_seconds: float = Field(default=5.0, gt=0, le=120)
     """The longest a route's prefetch waits for one gateway's answer (the call fails past it)."""
+    gateway_url: str | None = None
+    """Where callers reach this navigator (`mnemo apply --gateway-url`); default
+    `http://HOST:PORT`. A prefetch sends the caller's token to urls under its `/v1/corpora/` only."""
     tenant_cache_seconds: float = Field(default=60.0, ge=0)
     """How long a tenant found in `mnemo.tenants` is believed to exist without asking again (a
     tenant not found is asked about on every request)."""
