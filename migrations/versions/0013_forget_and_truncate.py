@@ -19,7 +19,10 @@ because nothing told them their corpus had moved. Now:
 - DELETE: the reset trigger (`axon_graph_reset`) becomes an AFTER DELETE statement trigger over the
   deleted rows (`REFERENCING OLD TABLE`, `mnemo.reset_deleted_graph_revision`): every tenant a
   row was deleted for gets a reset, and a tenant other than the one set (whose revision the BEFORE
-  trigger already took) a bump as well. A delete that removed nothing records nothing.
+  trigger already took) a bump as well. A delete that removed nothing records nothing. It runs as
+  the owner with the sweep (below), so it reaches the revision rows of exactly the tenants whose
+  rows the statement deleted, whoever deleted them: a role that bypasses row-level security, or
+  the owner on a table whose policy it no longer forces.
 - The revision trigger no longer fires on TRUNCATE (its work is the truncate trigger's).
 
 `mnemo apply` creates the same triggers for new stores (`mnemo_store.ddl`); this revision replaces
@@ -42,13 +45,17 @@ depends_on = None
 
 _FUNCTIONS = """
 CREATE OR REPLACE FUNCTION mnemo.reset_deleted_graph_revision() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
 DECLARE
   current_tenant uuid := NULLIF(current_setting('mnemo.tenant', true), '')::uuid;
+  sweep text := current_setting('mnemo.revision_sweep', true);
 BEGIN
   IF TG_NARGS = 0 THEN
     RETURN NULL;
   END IF;
+  PERFORM set_config('mnemo.revision_sweep', 'on', true);
   INSERT INTO mnemo.graph_revisions AS g (axon_tenant, corpus_id, revision, reset_revision)
   SELECT gone.tenant, corpus, 1, 1
   FROM (SELECT DISTINCT axon_tenant AS tenant FROM axon_gone) AS gone
@@ -58,6 +65,7 @@ BEGIN
   SET revision = g.revision + CASE WHEN g.axon_tenant = current_tenant THEN 0 ELSE 1 END,
       reset_revision = g.revision + CASE WHEN g.axon_tenant = current_tenant THEN 0 ELSE 1 END,
       updated_at = now();
+  PERFORM set_config('mnemo.revision_sweep', coalesce(sweep, ''), true);
   RETURN NULL;
 END
 $fn$;
@@ -86,6 +94,7 @@ BEGIN
 END
 $fn$;
 REVOKE ALL ON FUNCTION mnemo.truncate_graph_revision() FROM PUBLIC;
+REVOKE ALL ON FUNCTION mnemo.reset_deleted_graph_revision() FROM PUBLIC;
 
 CREATE POLICY revision_sweep ON mnemo.graph_revisions TO CURRENT_USER
   USING (current_setting('mnemo.revision_sweep', true) = 'on')

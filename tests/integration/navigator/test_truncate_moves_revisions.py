@@ -171,3 +171,34 @@ async def test_after_a_forget_the_next_navigation_is_without_the_document_and_it
     assert refused == []
     assert [(f.document_id, f.edges) for f in done] == [("gone", 1)]
     assert await hit_ids(service, arena.name, tenant) == ["keep"]
+
+
+async def test_a_delete_with_no_tenant_set_moves_and_resets_every_tenant_it_removed_rows_of(
+    declare: Declare,
+    new_tenant: NewTenant,
+    owner_connection: asyncpg.Connection,
+) -> None:
+    arena = await declare(adaptive=False)
+    first, second, untouched = await new_tenant(), await new_tenant(), await new_tenant()
+    for tenant in (first, second, untouched):
+        doc_id = "other" if tenant == untouched else "shared"
+        await arena.write(tenant, [{"id": doc_id, "tenant_id": "c1", "title": "a", "body": None}])
+    before = {
+        t: await revisions(owner_connection, t, arena.name) for t in (first, second, untouched)
+    }
+    table = store_table(arena.corpus.documents.name)
+    # The owner stops forcing the policy on this store (a role bypassing row-level security
+    # behaves the same): with no tenant set, its delete reaches every tenant's rows.
+    await owner_connection.execute(f"ALTER TABLE {table} NO FORCE ROW LEVEL SECURITY")
+    try:
+        status = await owner_connection.execute(f"DELETE FROM {table} WHERE id = 'shared'")
+    finally:
+        await owner_connection.execute(f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY")
+    assert status == "DELETE 2"
+    for tenant in (first, second):
+        was, now = before[tenant], await revisions(owner_connection, tenant, arena.name)
+        assert was is not None
+        assert now is not None
+        assert now[0] == was[0] + 1
+        assert now[1] == now[0]
+    assert await revisions(owner_connection, untouched, arena.name) == before[untouched]
