@@ -108,4 +108,10 @@ run: up ## bring up the stack and show what it can do so far
 bench: up ## run the benchmarks under bench/ (prints tables, writes bench/results/*.json)
 	@for b in bench/*_bench.py; do echo "== $$b"; $(RUN) python $$b || exit 1; done
 
-.PHONY: ops ops-test tools helm-check test-chaos
+image: ## build the Mnemo image with podman on a Debian base made here (deploy/container/engine.sh; cached in .local/container)
+	@bash deploy/container/engine.sh image
+
+compose-test: install ## docker-compose.yml up under podman on host networking (ports 35432, 39092, 38080-38083, 36686, 39090), end-to-end checks, torn down; needs `make up` once (Kafka's jars)
+	@bash deploy/container/compose-test.sh
+
+.PHONY: ops ops-test tools helm-check test-chaos image compose-test

@@ -6,7 +6,12 @@
 # are not reachable). Everything it makes is cached under .local/container/.
 # Usage: engine.sh ensure        install podman, runc and debootstrap if missing; write the wrapper
 #        engine.sh base          print the local base image's name, building it once
-#        engine.sh image         build the Mnemo image (Dockerfile) on that base as $MNEMO_IMAGE
+#        engine.sh image         build the Mnemo image (Dockerfile) on that base as $MNEMO_IMAGE,
+#                                from the work tree, or from the last commit when
+#                                MNEMO_IMAGE_SOURCE=head (what a clean clone would build)
+#        engine.sh stand-ins     build local equivalents of the public infrastructure images
+#                                (images/: Postgres, Kafka, Jaeger, Prometheus) and print
+#                                MNEMO_*_IMAGE=NAME lines for docker-compose.yml
 #        engine.sh podman ARGS…  run podman with the wrapper as its OCI runtime
 set -euo pipefail
 here="$(dirname "${BASH_SOURCE[0]}")"
@@ -46,28 +51,40 @@ write_wrapper() {
     text=$(
         cat <<'WRAPPER'
 #!/usr/bin/env python3
-"""OCI runtime wrapper: drop process.rlimits from the bundle's config.json, then exec runc."""
+"""OCI runtime wrapper: drop rlimits (bundle config.json, exec process.json), then exec runc."""
 import json
 import os
 import sys
 
-args = sys.argv[1:]
-bundle = None
-for i, arg in enumerate(args):
-    if arg in ("--bundle", "-b") and i + 1 < len(args):
-        bundle = args[i + 1]
-    elif arg.startswith("--bundle="):
-        bundle = arg.split("=", 1)[1]
-if bundle is not None:
-    path = os.path.join(bundle, "config.json")
+
+def value_of(args, *names):
+    for i, arg in enumerate(args):
+        if arg in names and i + 1 < len(args):
+            return args[i + 1]
+        for name in names:
+            if name.startswith("--") and arg.startswith(name + "="):
+                return arg.split("=", 1)[1]
+    return None
+
+
+def rewrite(path, strip):
     try:
         with open(path) as f:
-            config = json.load(f)
+            document = json.load(f)
     except FileNotFoundError:
-        config = None
-    if config is not None and config.get("process", {}).pop("rlimits", None) is not None:
+        return
+    if strip(document) is not None:
         with open(path, "w") as f:
-            json.dump(config, f)
+            json.dump(document, f)
+
+
+args = sys.argv[1:]
+bundle = value_of(args, "--bundle", "-b")
+if bundle is not None:
+    rewrite(os.path.join(bundle, "config.json"), lambda c: c.get("process", {}).pop("rlimits", None))
+process = value_of(args, "--process", "-p")
+if process is not None and "exec" in args:
+    rewrite(process, lambda p: p.pop("rlimits", None))
 os.execv("/usr/sbin/runc", ["runc", *args])
 WRAPPER
     )
@@ -138,19 +155,75 @@ image() {
     local ca_bundle="${MNEMO_BUILD_CA_BUNDLE:-${SSL_CERT_FILE:-${PIP_CERT:-/etc/ssl/certs/ca-certificates.crt}}}"
     local secret=()
     [ -s "$ca_bundle" ] && secret=(--secret "id=ca_bundle,src=$ca_bundle")
-    say "engine: building $MNEMO_IMAGE on $base_image (log ${log#"$MNEMO_ROOT"/})"
+    local context="$MNEMO_ROOT" source="${MNEMO_IMAGE_SOURCE:-worktree}"
+    case "$source" in
+        worktree) ;;
+        head)
+            context="$CONTAINER_HOME/context/mnemo-head"
+            rm -rf "$context" && mkdir -p "$context"
+            git -C "$MNEMO_ROOT" archive HEAD | tar -x -C "$context"
+            ;;
+        *) fail "MNEMO_IMAGE_SOURCE is '$source': worktree or head" ;;
+    esac
+    say "engine: building $MNEMO_IMAGE on $base_image from the $source (log ${log#"$MNEMO_ROOT"/})"
     # Docker format: the OCI image format has no HEALTHCHECK.
-    run_podman build --format docker --network=host --file "$MNEMO_ROOT/Dockerfile" --tag "$MNEMO_IMAGE" "${secret[@]}" \
+    run_podman build --format docker --network=host --file "$context/Dockerfile" --tag "$MNEMO_IMAGE" "${secret[@]}" \
         --build-arg "PYTHON_IMAGE=$base_image" \
         --build-arg "VERSION=$(sed -n 's/^version = "\(.*\)"/\1/p' "$MNEMO_ROOT/pyproject.toml" | head -n 1)" \
         --label "org.opencontainers.image.revision=$(git -C "$MNEMO_ROOT" rev-parse HEAD 2>/dev/null || echo unknown)" \
         --label "org.opencontainers.image.created=$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
-        "$MNEMO_ROOT" >"$log" 2>&1 || fail "podman build failed" "$log"
+        "$context" >"$log" 2>&1 || fail "podman build failed" "$log"
+    [ "$source" = worktree ] || rm -rf "$context"
     say "engine: built $MNEMO_IMAGE in $((SECONDS - started)) s ($(run_podman image inspect --format '{{.Size}}' "$MNEMO_IMAGE" | awk '{printf "%d MB", $1 / 1000000}'))"
+}
+
+stand_in() {
+    # stand_in NAME FILE…: build images/NAME with FILE… (paths on this machine) beside its
+    # Containerfile; tagged by the hash of everything that goes in, so a cached one is reused.
+    local name="$1" context="$CONTAINER_HOME/context/$1" base_image="$2"
+    shift 2
+    rm -rf "$context"
+    mkdir -p "$context"
+    cp -a "$here/images/$name/." "$context/"
+    local item
+    for item in "$@"; do cp -a "$item" "$context/"; done
+    local tag
+    tag="$( (cd "$context" && find . -type f -print0 | sort -z | xargs -0 sha256sum; echo "$base_image") | sha256sum | cut -c1-12)"
+    local image="localhost/mnemo-$name:$tag" log="$MNEMO_LOGS/container-$name.log"
+    if ! run_podman image exists "$image"; then
+        local started=$SECONDS
+        say "engine: building $image (log ${log#"$MNEMO_ROOT"/})" >&2
+        run_podman build --network=host --build-arg "BASE_IMAGE=$base_image" --tag "$image" \
+            "$context" >"$log" 2>&1 || fail "building the $name image failed" "$log"
+        say "engine: built $image in $((SECONDS - started)) s" >&2
+    fi
+    rm -rf "$context"
+    printf '%s\n' "$image"
+}
+
+stand_ins() {
+    local base_image
+    base_image="$(base)"
+    exec 7>"$CONTAINER_HOME/build.lock"
+    flock 7
+    # The broker jars `make up` fetched (deploy/local/kafka.sh), the Jaeger binary `make ops` builds.
+    local jars jaeger
+    jars="$MNEMO_LOCAL/kafka-libs-$(sha256sum "$MNEMO_ROOT/deploy/kafka/pom.xml" | cut -c1-12)"
+    [ -f "$jars/.complete" ] || fail "Kafka's jars are not fetched yet ($jars): run 'make up' first"
+    local libs="$CONTAINER_HOME/kafka-libs"
+    rm -rf "$libs" && mkdir -p "$libs" && cp "$jars"/*.jar "$libs/"
+    printf 'MNEMO_POSTGRES_IMAGE=%s\n' "$(stand_in postgres "$base_image")"
+    printf 'MNEMO_KAFKA_IMAGE=%s\n' "$(stand_in kafka "$base_image" "$libs" "$MNEMO_ROOT/deploy/kafka/log4j2.yaml")"
+    rm -rf "$libs"
+    printf 'MNEMO_PROMETHEUS_IMAGE=%s\n' "$(stand_in prometheus "$base_image")"
+    jaeger="$(bash "$MNEMO_ROOT/deploy/local/gotool.sh" jaeger github.com/jaegertracing/jaeger/cmd/jaeger \
+        "${MNEMO_JAEGER_VERSION:-v1.75.0}")"
+    printf 'MNEMO_JAEGER_IMAGE=%s\n' "$(stand_in jaeger "$base_image" "$jaeger")"
 }
 
 case "${1:-}" in
     ensure) ensure ;;
+    stand-ins) stand_ins ;;
     base) base ;;
     image) image ;;
     podman)
