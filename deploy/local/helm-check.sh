@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# `make helm-check`: lint the Helm chart, render it with the default and the production-like values,
-# validate every rendered manifest against the Kubernetes schemas offline (kubernetes-validate,
+# `make helm-check`: lint the Helm chart, render it with the default values and with each values file
+# of helm/mnemo/ci (production-like; secured: SASL_SSL Kafka, JWKS, roles Job, Prometheus Operator
+# objects, Ingress; public key: TLS-only Kafka, a PEM key, fullnameOverride), check that the schema
+# refuses what it must, validate every rendered manifest against the Kubernetes schemas offline (kubernetes-validate,
 # strict, the oldest and newest Kubernetes the chart supports), and run the alert rules' promtool
 # tests. helm and promtool come from tools.sh (built or installed once, then cached).
 set -euo pipefail
@@ -18,9 +20,13 @@ helm="$(bash "$here/tools.sh" helm)"
 quiet() { grep -v 'found symbolic link in path' || true; }
 
 mkdir -p "$OUT"
-for values in default production; do
+combinations=(default)
+for file in "$CHART"/ci/*-values.yaml; do
+    combinations+=("$(basename "$file" -values.yaml)")
+done
+for values in "${combinations[@]}"; do
     args=()
-    [ "$values" = production ] && args=(-f "$CHART/ci/production-values.yaml")
+    [ "$values" = default ] || args=(-f "$CHART/ci/$values-values.yaml")
     "$helm" lint --strict "$CHART" "${args[@]}" >"$OUT/lint-$values.log" 2>&1 \
         || fail "helm lint failed with the $values values" "$OUT/lint-$values.log"
     say "helm-check: $values values: $(grep -E 'chart\(s\) linted' "$OUT/lint-$values.log")"
@@ -33,6 +39,17 @@ for values in default production; do
         say "helm-check: $values values: $(grep -c '^kind:' "$OUT/$values.yaml") manifests valid for Kubernetes $kube"
     done
 done
+
+# Values the schema must refuse: a JWKS mode without its URL, SASL without the users' Secret.
+refused() {
+    if "$helm" template mnemo "$CHART" "$@" >/dev/null 2>&1; then
+        fail "helm template accepted values it must refuse: $*"
+    fi
+}
+refused --set auth.mode=jwks
+refused --set kafka.securityProtocol=SASL_SSL
+refused --set auth.mode=publicKey
+say "helm-check: the schema refuses a JWKS mode without a URL, SASL without a Secret, a public key without one"
 
 bash "$here/ops.sh" install-prometheus
 promtool test rules "$MNEMO_ROOT/deploy/prometheus/tests/mnemo.rules.test.yml" >"$OUT/promtool.log" 2>&1 \
