@@ -156,6 +156,9 @@ else
     printf 'Jaeger is not running: `make ops` starts it, then `make run` again links the traces\n'
 fi
 
+# The registry's worked example: routes, deterministic prefetch, an external gateway, the console.
+bash deploy/local/demo_prefetch.sh
+
 section "explore, then stop"
 cat <<EOF
   export MNEMO_TOKEN=\$(.venv/bin/mnemo token --tenant $ACME --client tenant_id=$NORTHWIND)
@@ -165,5 +168,7 @@ cat <<EOF
   .venv/bin/mnemo persist --store MemoryDocuments --tenant $SOLO FILE.jsonl --wait 30
   the memories of this run: $data/   the navigator's API: $NAVIGATOR_URL/docs
   logs: .local/logs/   status: make status   stop everything: make down
+  the Control Plane console (read-only): $NAVIGATOR_URL/console
+    paste an admin token: .venv/bin/mnemo token --tenant $SOLO --scope admin
 EOF
 printf '\ndemo: done in %s s\n' "$((SECONDS - started))"
