@@ -127,12 +127,24 @@ printf '$ export MNEMO_TOKEN=$(mnemo token --tenant %s)\n' "$SOLO"
 MNEMO_TOKEN="$(mnemo token --tenant "$SOLO")"
 show navigate Memory --query "$query" --budget 6 --direction both --brief
 
+section "every corpus form: inline (a), MCP-bound (b), declared graph (c), beside the living graph Memory (d)"
+# The MCP server ClinicalGuidelines names: installed once under .local; the navigator runs it over
+# stdio when it lists the corpus (MNEMO_NAVIGATOR_MCP_SERVERS in deploy/local/settings.sh).
+bash deploy/local/mcp-everything.sh >/dev/null
+show apply --documents deploy/demo/forms/documents deploy/demo/forms/forms.axon
+for corpus in PolicyDocs ClinicalGuidelines SessionKnowledge; do show corpus publish "$corpus"; done
+printf '(the token of solo-%s is still set)\n' "$run"
+show retrieve PolicyDocs --query "when are refunds paid" -k 2 --brief
+show retrieve ClinicalGuidelines --query "architecture of the server" -k 3 --brief
+show navigate SessionKnowledge --query "is the cache warm" --from sess_a --budget 3 --brief
+show navigate Memory --query "$query" --budget 3 --direction both --brief
+
 section "the audit log: one row per query and per write, hash-chained per tenant"
 queries_audited() { # queries_audited TENANT N: at least N query rows
     [ "$(mnemo audit tail --tenant "$1" --after-seq 0 --no-follow | grep -c ':query ')" -ge "$2" ]
 }
 wait_until 30 "the audit rows of acme's 4 queries" queries_audited "$ACME" 4
-wait_until 30 "the audit row of solo's query" queries_audited "$SOLO" 1
+wait_until 30 "the audit rows of solo's queries" queries_audited "$SOLO" 5
 rows="$(mnemo audit tail --tenant "$ACME" --after-seq 0 --no-follow)"
 printf '$ mnemo audit tail --tenant acme-%s --after-seq 0 --no-follow    # %s rows; the queries:\n' "$run" "$(wc -l <<<"$rows")"
 grep ':query ' <<<"$rows"

@@ -16,3 +16,12 @@ default_setting() { [ -n "${!1:-}" ] || export "$1=$2"; }
 default_setting MNEMO_DEVELOPMENT 1
 
 default_setting MNEMO_NAVIGATOR_PINNED_SCOPES '{"Memory": "tenant_id == \"${client.tenant_id}\""}'
+
+# The MCP server the demo's MCP-bound corpus `ClinicalGuidelines` names (deploy/demo/forms/forms.axon):
+# the reference server `@modelcontextprotocol/server-everything` run over stdio by the navigator when
+# it lists the corpus, installed under .local by deploy/local/mcp-everything.sh (the demo runs it).
+mcp_everything="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/.local/mcp-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+default_setting MNEMO_NAVIGATOR_MCP_SERVERS "{\"clinical-mcp.internal\": {\"command\": [\"node\", \"$mcp_everything\", \"stdio\"]}}"
+unset mcp_everything
+# Starting node and reading the server's documents can take seconds on a busy machine.
+default_setting MNEMO_NAVIGATOR_MCP_TIMEOUT_SECONDS 30
