@@ -19,8 +19,8 @@ Create Date: 2026-12-05
   is granted UPDATE; the owner role redacts (`mnemo tenant erase`).
 - **Erased tenants**: `mnemo.erased_tenants` keeps the id of every erased tenant (the id only, no
   name). `mnemo.hold_tenant(t)` (SECURITY DEFINER), the first statement of every write transaction
-  of the tenant unit of work, share-locks the tenant's row, so an erase waits for the writes in
-  flight and writes that start later wait for the erase; it refuses a tenant that is erased. An
+  of the tenant unit of work, refuses a tenant marked erased and share-locks the tenant's row, so
+  an erase (which marks the tenant first) waits for the writes in flight and no later one lands. An
   audit event that still arrives for an erased tenant is linked with its payload already redacted.
 - **Checkpoints** of each chain's head go to a compacted Kafka topic (the audit service), out of
   the owner role's reach; nothing of them lives in the database.
@@ -225,15 +225,22 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, mnemo AS $fn$
   SELECT EXISTS (SELECT FROM mnemo.erased_tenants WHERE tenant_id = t)
 $fn$;
 
--- The first statement of a write transaction: waits while the tenant is being erased, and holds
--- the tenant's row (key share) so that an erase waits for this transaction.
+-- The first statement of a write transaction: refuses a tenant marked erased, and holds the
+-- tenant's row (key share) so that an erase waits for this transaction. The erase marks the
+-- tenant (committed) before it locks the row, so new writers stop coming and its lock cannot
+-- starve behind a stream of key-share lockers; one that got past the mark waits for the erase
+-- and is then refused.
 CREATE FUNCTION mnemo.hold_tenant(t uuid) RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, mnemo AS $fn$
 BEGIN
+  IF EXISTS (SELECT FROM mnemo.erased_tenants WHERE tenant_id = t) THEN
+    RAISE EXCEPTION 'tenant % has been erased: nothing may be written for it', t
+      USING ERRCODE = 'MNE01';
+  END IF;
   PERFORM 1 FROM mnemo.tenants WHERE tenant_id = t FOR KEY SHARE;
   IF NOT FOUND AND EXISTS (SELECT FROM mnemo.erased_tenants WHERE tenant_id = t) THEN
-    RAISE EXCEPTION 'tenant % is erased: nothing may be written for it', t
-      USING ERRCODE = 'insufficient_privilege';
+    RAISE EXCEPTION 'tenant % has been erased: nothing may be written for it', t
+      USING ERRCODE = 'MNE01';
   END IF;
 END
 $fn$;

@@ -1,4 +1,5 @@
-"""`mnemo tenant create NAME` (prints the new tenant's id) and `mnemo tenant list [--json]`, as the
+"""`mnemo tenant create NAME` (prints the new tenant's id), `mnemo tenant list [--json]` and
+`mnemo tenant erase T --yes` (every row of the tenant goes, its audit payloads are redacted), as the
 owner role.
 
 A name follows the one rule `mnemo_store.registry` states (`TENANT_NAME_PATTERN`); it is checked
@@ -10,10 +11,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 import asyncpg
 from mnemo_store import InvalidTenantNameError
+from mnemo_store.erasure import Erasure, erase_tenant, leftovers, resolve_tenant
 from mnemo_store.registry import (
     TENANT_NAME_RULE,
     Tenant,
@@ -41,6 +44,17 @@ def register(subparsers: Any) -> None:  # argparse's subparsers action has no pu
         help="print a JSON array of {tenant_id, name, created_at} objects instead of a table",
     )
     listing.set_defaults(func=run_list)
+    erase = actions.add_parser(
+        "erase",
+        help="erase a tenant: delete its rows in every store and system table, redact its audit"
+        " payloads (the chain still verifies), refuse its writes from then on",
+    )
+    erase.add_argument("tenant", help="tenant id or name (an erased tenant: its id)")
+    erase.add_argument(
+        "--yes", action="store_true", help="confirm: erasing cannot be undone (required)"
+    )
+    erase.add_argument("--json", action="store_true", help="print what was erased as JSON")
+    erase.set_defaults(func=run_erase)
 
 
 def run_create(args: argparse.Namespace) -> int:
@@ -81,4 +95,53 @@ def run_list(args: argparse.Namespace) -> int:
         created = tenant.created_at.strftime("%Y-%m-%d %H:%M:%S")
         name = tenant.name if is_tenant_name(tenant.name) else shown_name(tenant.name)
         print(f"{tenant.tenant_id!s:36}  {created:19}  {name}")
+    return 0
+
+
+def run_erase(args: argparse.Namespace) -> int:
+    if not args.yes:
+        raise CliError(
+            f"erasing tenant {args.tenant!r} deletes every row of it and cannot be undone:"
+            " run again with --yes to confirm",
+            exit_code=2,
+        )
+
+    async def work(connection: asyncpg.Connection) -> tuple[Erasure, dict[str, int]]:
+        tenant = await resolve_tenant(connection, args.tenant)
+        erasure = await erase_tenant(connection, tenant)
+        return erasure, await leftovers(connection, tenant)
+
+    erasure, left = with_owner(work)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "tenant_id": str(erasure.tenant),
+                    "name": erasure.name,
+                    "deleted": erasure.deleted,
+                    "audit_rows_redacted": erasure.redacted,
+                    "left": left,
+                },
+                indent=2,
+            )
+        )
+    else:
+        was = "" if erasure.name is None else f" ({shown_name(erasure.name)})"
+        if erasure.name is None and not erasure.rows and not erasure.redacted:
+            print(f"tenant {erasure.tenant} was erased before: nothing of it is left")
+        else:
+            print(
+                f"erased tenant {erasure.tenant}{was}: {erasure.rows} rows deleted,"
+                f" {erasure.redacted} audit rows redacted"
+            )
+            for table, count in sorted(erasure.deleted.items()):
+                print(f"  {table}: {count}")
+    if left:
+        print(
+            "rows of the tenant are still there (a writer outside the unit of work?): "
+            + ", ".join(f"{table} {count}" for table, count in sorted(left.items()))
+            + "; run the erase again",
+            file=sys.stderr,
+        )
+        return 1
     return 0

@@ -26,6 +26,7 @@ from mnemo_axon.row_values import InvalidRowError, row_columns
 
 from mnemo_store import candidates, outbox, outcomes, refresh, retrieval
 from mnemo_store.candidates import CandidateDocument
+from mnemo_store.erasure import TENANT_ERASED_SQLSTATE, TenantErasedError
 from mnemo_store.errors import InvalidValueError, TenantTransactionClosedError
 from mnemo_store.identifiers import TENANT_COLUMN, quote, store_table
 from mnemo_store.loading import (
@@ -44,6 +45,9 @@ from mnemo_store.scope import Scope, render_scope
 from mnemo_store.store_corpus import StoreCorpus
 
 _SET_TENANT = "SELECT set_config('mnemo.tenant', $1, true)"
+# A write transaction also holds the tenant (`mnemo.hold_tenant`, migration 0014): an erase waits
+# for it, and it is refused once the tenant is erased (`mnemo_store.erasure`).
+_ENTER_FOR_WRITE = "SELECT set_config('mnemo.tenant', $1, true), mnemo.hold_tenant($1::uuid)"
 _HELPER_RELEASE_SECONDS = 60.0
 _REVISION = "SELECT revision FROM mnemo.graph_revisions WHERE corpus_id = $1"
 _MARKS = "SELECT revision, reset_revision FROM mnemo.graph_revisions WHERE corpus_id = $1"
@@ -116,14 +120,23 @@ class Store:
         """A transaction for `tenant_id`; committed when the block ends, rolled back on error.
 
         `read_only=True` gives a REPEATABLE READ, READ ONLY transaction: every read in it sees
-        one snapshot, so a graph and its revision are consistent with each other.
+        one snapshot, so a graph and its revision are consistent with each other. A write
+        transaction of an erased tenant raises `TenantErasedError` on entry.
         """
         if not isinstance(tenant_id, uuid.UUID):
             raise TypeError(f"tenant_id must be a uuid.UUID, got {type(tenant_id).__name__}")
         async with self._pool.acquire() as connection:
             isolation = "repeatable_read" if read_only else "read_committed"
             async with connection.transaction(isolation=isolation, readonly=read_only):
-                await connection.execute(_SET_TENANT, str(tenant_id))
+                if read_only:
+                    await connection.execute(_SET_TENANT, str(tenant_id))
+                else:
+                    try:
+                        await connection.execute(_ENTER_FOR_WRITE, str(tenant_id))
+                    except asyncpg.PostgresError as error:
+                        if getattr(error, "sqlstate", None) == TENANT_ERASED_SQLSTATE:
+                            raise TenantErasedError(tenant_id) from None
+                        raise
                 tx = TenantTransaction(
                     connection, tenant_id, helpers=self._pool if read_only else None
                 )
