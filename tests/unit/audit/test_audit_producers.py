@@ -8,11 +8,13 @@ from mnemo_audit.settings import Settings
 
 def test_the_services_own_producers_may_write_their_own_kinds_only() -> None:
     assert producer_refusal("mnemo.ingest", "persist") is None
+    assert producer_refusal("mnemo.ingest", "delete") is None  # forgetting a document
     assert producer_refusal("mnemo.navigator", "query") is None
     refused = producer_refusal("mnemo.navigator", "persist")
     assert refused is not None
-    assert "may not write 'persist' audit records, only query" in refused
+    assert "may not write 'persist' audit records, only prefetch, query" in refused
     assert producer_refusal("mnemo.ingest", "query") is not None
+    assert producer_refusal("mnemo.navigator", "delete") is not None
 
 
 def test_an_unknown_producer_is_refused_with_the_producers_that_are_allowed() -> None:
