@@ -12,7 +12,9 @@ They keep what the use cases rely on, checked against the Postgres adapters by o
 - a write unit of work runs alone (one lock: Postgres's revision row lock) on a copy of the
   tenant's state that replaces it only when the block ends without an error; a read-only one
   reads a copy taken when it began (one snapshot);
-- a reinforcement sums the deltas per edge and clamps the weight to [0.001, 1.0].
+- a reinforcement sums the deltas per edge and clamps the weight to [0.001, 1.0];
+- a declared graph's memory (`InMemoryDeclaredCorpora`) is an overlay per tenant, corpus and scope,
+  each update one clamped step from the declared weight the first time.
 
 Ranking differs: `retrieve` scores a document by the share of the query's distinct terms it holds
 (`n / (n + 1)`), not Postgres's `ts_rank_cd`; the order rule (best first, then id) is the same.
@@ -51,6 +53,7 @@ from mnemo_axon.where import (
 from mnemo_mdn.relations import TYPE_CODE
 from mnemo_mdn.tokenization import token_list
 from mnemo_store import EdgeDelta, GraphArrays, LoadLimits, OutboxEvent, Scope, StoreCorpus
+from mnemo_store.corpus_documents import CorpusDocument, WeightUpdate
 from mnemo_store.errors import RowLimitExceededError, TenantTransactionClosedError
 from mnemo_store.outcomes import StoredOutcome
 from mnemo_store.refresh import ChangedDocument, ChangedEdges, GraphRows, merge
@@ -622,3 +625,98 @@ def _edge_ends(corpus: StoreCorpus, row: Mapping[str, object]) -> tuple[str, str
         str(row.get(corpus.to_column)),
         str(row.get(corpus.etype_column)),
     )
+
+
+# ------------------------------------------------------------------------ declared corpora (a, c)
+
+
+@dataclass
+class _DeclaredState:
+    """One tenant's memory of declared graphs and its outbox, as `mnemo.declared_edge_weights`,
+    `mnemo.nav_outcomes` and `mnemo.outbox` hold them."""
+
+    weights: dict[tuple[str, str, str, str, str], float] = field(default_factory=dict)
+    outcomes: list[tuple[str, str, StoredOutcome]] = field(default_factory=list)
+    outbox: list[OutboxEvent] = field(default_factory=list)
+
+
+class InMemoryDeclaredWork:
+    """`DeclaredWork` on a copy of one tenant's state, kept only if the unit of work succeeds."""
+
+    def __init__(self, state: _DeclaredState) -> None:
+        self.state = state
+
+    async def lock(self, key: str) -> None:
+        return None  # the units of work of `InMemoryDeclaredCorpora` already run one at a time
+
+    async def overlay(self, corpus_id: str, scope: str) -> dict[tuple[str, str, str], float]:
+        return {
+            (source, target, etype): weight
+            for (corpus, s, source, target, etype), weight in self.state.weights.items()
+            if corpus == corpus_id and s == scope
+        }
+
+    async def reinforce(self, corpus_id: str, scope: str, updates: Sequence[WeightUpdate]) -> None:
+        for u in updates:
+            key = (corpus_id, scope, u.source, u.target, u.etype)
+            current = self.state.weights.get(key, u.declared)
+            self.state.weights[key] = min(max(current + u.delta, MIN_WEIGHT), MAX_WEIGHT)
+
+    async def recent_outcomes(
+        self, corpus_id: str, scope: str, horizon: int
+    ) -> list[StoredOutcome]:
+        mine = [o for c, s, o in self.state.outcomes if c == corpus_id and s == scope]
+        return sorted(mine, key=lambda o: o.sequence)[-horizon:] if horizon > 0 else []
+
+    async def record_outcome(
+        self,
+        corpus_id: str,
+        scope: str,
+        sequence: int,
+        query: str,
+        path: Sequence[str],
+        traversed: Sequence[Mapping[str, object]],
+        score: float,
+    ) -> None:
+        if any(
+            c == corpus_id and s == scope and o.sequence == sequence
+            for c, s, o in self.state.outcomes
+        ):
+            raise ValueError(f"outcome {sequence} of {corpus_id}/{scope} is already recorded")
+        self.state.outcomes.append((corpus_id, scope, StoredOutcome(sequence, tuple(path), score)))
+
+    async def append(self, event: OutboxEvent) -> None:
+        self.state.outbox.append(event)
+
+
+class InMemoryDeclaredCorpora:
+    """`DeclaredCorpora`: documents by (corpus, version) as `mnemo apply` stores them, and each
+    tenant's memory and outbox apart, one unit of work at a time."""
+
+    def __init__(self) -> None:
+        self._documents: dict[tuple[str, str], list[CorpusDocument]] = {}
+        self._tenants: dict[uuid.UUID, _DeclaredState] = {}
+        self._lock = asyncio.Lock()
+
+    def store(self, corpus_id: str, version: str, documents: Sequence[CorpusDocument]) -> None:
+        self._documents = {k: v for k, v in self._documents.items() if k[0] != corpus_id}
+        self._documents[(corpus_id, version)] = list(documents)
+
+    def weights(self, tenant_id: uuid.UUID) -> dict[tuple[str, str, str, str, str], float]:
+        state = self._tenants.get(tenant_id, _DeclaredState())
+        return dict(state.weights)
+
+    def outbox(self, tenant_id: uuid.UUID) -> list[OutboxEvent]:
+        return list(self._tenants.get(tenant_id, _DeclaredState()).outbox)
+
+    async def documents(self, corpus_id: str, version: str) -> list[CorpusDocument]:
+        return sorted(self._documents.get((corpus_id, version), []), key=lambda d: d.doc_id)
+
+    @asynccontextmanager
+    async def tenant(self, tenant_id: uuid.UUID) -> AsyncIterator[InMemoryDeclaredWork]:
+        async with self._lock:
+            work = InMemoryDeclaredWork(
+                copy.deepcopy(self._tenants.get(tenant_id, _DeclaredState()))
+            )
+            yield work
+            self._tenants[tenant_id] = work.state
