@@ -11,6 +11,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from mnemo_mdn import (
+    DEFAULT_PARAMS,
     RELATION_TYPES,
     CorpusGraph,
     EdgeReinforcement,
@@ -20,6 +21,7 @@ from mnemo_mdn import (
 )
 from mnemo_mdn.incremental import GraphChange, carry_over
 from mnemo_mdn.relevance import TERMS_MEMO, TermIndex, _build_term_index, term_index
+from mnemo_mdn.signed_pagerank import UPDATE_PREFIX, epr_key
 
 # Separators of every kind, letters whose lowercase form is longer or depends on context, CJK.
 ALPHABET = "aZq09_ -.,\n\x00—’\u00a0éÉΣσςİßﬁ日本x"
@@ -160,7 +162,7 @@ def random_graph(
     return documents, edges
 
 
-def test_a_warm_epr_is_within_the_tolerance_of_a_cold_one_in_fewer_passes() -> None:
+def test_a_refreshed_epr_is_within_the_tolerance_of_a_cold_one() -> None:
     documents, edges = random_graph(3000, seed=7)
     before = graph_of(documents, edges)
     epr(before)
@@ -168,13 +170,13 @@ def test_a_warm_epr_is_within_the_tolerance_of_a_cold_one_in_fewer_passes() -> N
     more = [*edges, ("n001500x", "n000001", 0, 0.5), ("n000002", "n001500x", 4, 0.7)]
     after = carry_over(before, graph_of(grown, more), change_between(documents, grown))
     warm, cold = epr(after), epr(graph_of(grown, more))
-    # Each channel stops when a pass moves it less than tol (tol/10 when warm; L1), so each run is
-    # within d/(1 − d)·tol of the fixed point: at the defaults they differ by less than 1e-9.
+    # Each channel stops when a pass moves it less than tol (tol/10 when warm or updated; L1), so
+    # each run is within d/(1 − d)·tol of the fixed point: at the defaults within 1e-9 of each other.
+    # (The first refresh after a cold run solves the update states of `epr_update`; how few rounds
+    # later refreshes take is test_epr_update's.)
     assert float(np.abs(warm.epr - cold.epr).max()) <= 1e-9
     assert float(np.abs(warm.epr_plus - cold.epr_plus).sum()) <= 2e-9
     assert abs(float(warm.epr_plus.sum()) - 1.0) <= 1e-9
-    assert warm.iterations < cold.iterations
-    assert warm.iterations_minus < cold.iterations_minus
 
 
 @settings(max_examples=60, deadline=None)
@@ -210,7 +212,7 @@ def test_many_new_postings_are_placed_by_one_search_over_all_keys(
     test_one_added_document_updates_the_index_without_a_rebuild()
 
 
-def test_reinforced_weights_start_epr_from_the_graphs_own_and_agree_with_a_cold_run() -> None:
+def test_reinforced_weights_update_epr_from_the_graphs_own_and_agree_with_a_cold_run() -> None:
     documents, edges = random_graph(3000, seed=11)
     before = graph_of(documents, edges)
     epr(before)
@@ -232,4 +234,4 @@ def test_reinforced_weights_start_epr_from_the_graphs_own_and_agree_with_a_cold_
     )
     warm, cold = epr(after), epr(cold_graph)
     assert float(np.abs(warm.epr - cold.epr).max()) <= 1e-9
-    assert warm.iterations < cold.iterations
+    assert after.memoised(UPDATE_PREFIX + epr_key(DEFAULT_PARAMS)) is not None

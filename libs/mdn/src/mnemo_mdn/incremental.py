@@ -25,9 +25,17 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from mnemo_mdn.epr_update import ChannelState, moved_state
 from mnemo_mdn.graph import CorpusGraph, FloatArray, IndexArray
 from mnemo_mdn.relevance import TERMS_MEMO, Postings, TermIndex, text_pairs
-from mnemo_mdn.signed_pagerank import EPR_MEMO_PREFIX, WARM_START_PREFIX, EprResult
+from mnemo_mdn.signed_pagerank import (
+    EPR_MEMO_PREFIX,
+    STATE_PREFIX,
+    UPDATE_PREFIX,
+    WARM_START_PREFIX,
+    EprResult,
+    States,
+)
 from mnemo_mdn.tokenization import many_token_lists
 
 # Past this share of changed documents an update costs about what a rebuild does: rebuild.
@@ -66,10 +74,15 @@ def carry_over(previous: CorpusGraph, graph: CorpusGraph, change: GraphChange) -
         updated = updated_term_index(old_terms, graph, change, kept)
         if updated is not None:
             graph.memo(TERMS_MEMO, lambda: updated)
+    small = len(np.unique(change.changed)) <= _MAX_CHANGED_SHARE * graph.n_documents
     for key, value in previous.memo_items():
         if key.startswith(EPR_MEMO_PREFIX) and isinstance(value, EprResult):
             start = _moved_start(value, change.moved, kept, graph.n_documents)
             graph.memo(WARM_START_PREFIX + key, lambda start=start: start)  # type: ignore[misc]
+            if small:
+                states = _moved_states(previous.memoised(STATE_PREFIX + key), change.moved, graph)
+                update = start if states is None else states
+                graph.memo(UPDATE_PREFIX + key, lambda update=update: update)  # type: ignore[misc]
     return graph
 
 
@@ -78,11 +91,27 @@ def carry_epr(previous: CorpusGraph, graph: CorpusGraph) -> CorpusGraph:
     (memory's reinforcement); returns `graph`. Nothing when the documents differ."""
     if previous.ids is not graph.ids and previous.ids != graph.ids:
         return graph
+    same = np.arange(graph.n_documents, dtype=np.int64)
     for key, value in previous.memo_items():
         if key.startswith(EPR_MEMO_PREFIX) and isinstance(value, EprResult):
             start = (value.epr_plus, value.epr_minus)
             graph.memo(WARM_START_PREFIX + key, lambda start=start: start)  # type: ignore[misc]
+            states = _moved_states(previous.memoised(STATE_PREFIX + key), same, graph)
+            update = start if states is None else states
+            graph.memo(UPDATE_PREFIX + key, lambda update=update: update)  # type: ignore[misc]
     return graph
+
+
+def _moved_states(states: object, moved: IndexArray, graph: CorpusGraph) -> States | None:
+    """The predecessor's update states at `graph`'s positions; None when it has none (the
+    successor's update then starts from its EPR vectors)."""
+    if not isinstance(states, tuple) or len(states) != 2:
+        return None
+    plus, minus = states
+    if not isinstance(plus, ChannelState) or not isinstance(minus, ChannelState):
+        return None
+    n = graph.n_documents
+    return moved_state(plus, moved, n), moved_state(minus, moved, n)
 
 
 def _checked(

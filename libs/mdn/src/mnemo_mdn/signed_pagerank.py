@@ -23,12 +23,10 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from mnemo_mdn.epr_update import TELEPORT_FLOOR, ChannelState, update_channel
 from mnemo_mdn.graph import CorpusGraph, FloatArray, IndexArray
 from mnemo_mdn.params import DEFAULT_PARAMS, MdnParams
 from mnemo_mdn.relations import Polarity
-
-#: Added to every raw teleport entry so that no document has zero teleport mass (spec §2 step 1).
-TELEPORT_FLOOR: Final = 1e-9
 
 # From this many edges on, each pass is split into row blocks computed by parallel threads (scipy's
 # mat-vec and numpy's array loops release the GIL); below it a thread costs more than it saves.
@@ -44,6 +42,14 @@ _ROWS_PER_STEP: Final = 65_536
 #: `WARM_START_PREFIX` + its key (`incremental.carry_over` puts it there).
 EPR_MEMO_PREFIX: Final = "epr:"
 WARM_START_PREFIX: Final = "warm-start:"
+#: Under `STATE_PREFIX` + an EPR's key, a graph keeps the `States` an update of its EPR left (the
+#: leaky solutions of `epr_update`); under `UPDATE_PREFIX` + the key, a successor holds its
+#: predecessor's states at its own positions (`incremental.carry_over` puts them there), or
+#: the predecessor's EPR⁺ and EPR⁻ vectors there (the states are then solved from them).
+STATE_PREFIX: Final = "epr-state:"
+UPDATE_PREFIX: Final = "epr-update:"
+States = tuple[ChannelState, ChannelState]  # EPR⁺'s and EPR⁻'s
+ChannelStart = ChannelState | FloatArray
 
 #: A warm start stops at this fraction of `tol` (see `_power_iteration`).
 _WARM_TOL_FACTOR: Final = 0.1
@@ -75,15 +81,59 @@ class EprResult:
 def epr(graph: CorpusGraph, params: MdnParams = DEFAULT_PARAMS) -> EprResult:
     """Signed EPR of `graph` (memoised on the graph per damping, λ, tol and max_iter).
 
-    When the graph holds a warm start for these parameters (the EPR of the graph it was refreshed
-    from, `incremental.carry_over`), each channel's power iteration starts from it instead of the
+    When the graph holds its predecessor's update states for these parameters (`epr_update`,
+    carried by `incremental.carry_over`), EPR is the predecessor's brought up to date by residual
+    push, certified like a warm run; when that does not pay, or there are only the predecessor's
+    EPR vectors (a warm start), each channel's power iteration starts from them instead of the
     uniform vector; the stop rule is the same.
     """
-    key = (
+    key = epr_key(params)
+    return graph.memo(key, lambda: _updated_or_computed(graph, params, key))
+
+
+def epr_key(params: MdnParams) -> str:
+    """The memo key of EPR at these parameters."""
+    return (
         f"{EPR_MEMO_PREFIX}{params.damping!r}:{params.distrust_penalty!r}:{params.tol!r}"
         f":{params.max_iter}"
     )
-    return graph.memo(key, lambda: _compute(graph, params, _warm_start(graph, key)))
+
+
+def _updated_or_computed(graph: CorpusGraph, params: MdnParams, key: str) -> EprResult:
+    updated = _updated(graph, params, key)
+    if updated is not None:
+        return updated
+    return _compute(graph, params, _warm_start(graph, key))
+
+
+def _updated(graph: CorpusGraph, params: MdnParams, key: str) -> EprResult | None:
+    """EPR by `epr_update` from the carried states, or None (no states, or it gave up: the caller
+    computes it; the states it reached are kept for the next update either way)."""
+    carried = graph.memoised(UPDATE_PREFIX + key)
+    if not isinstance(carried, tuple) or len(carried) != 2 or graph.n_documents == 0:
+        return None
+    start_plus, start_minus = carried
+    if not all(isinstance(start, ChannelState | np.ndarray) for start in carried):
+        return None
+    plus = update_channel(graph, Polarity.POSITIVE, params.damping, params.tol, start_plus)
+    minus = update_channel(graph, Polarity.NEGATIVE, params.damping, params.tol, start_minus)
+    if plus is None or minus is None:
+        return None
+    states: States = (plus.state, minus.state)
+    graph.memo(STATE_PREFIX + key, lambda: states)
+    if plus.vector is None or minus.vector is None:
+        return None
+    net = plus.vector - params.distrust_penalty * minus.vector
+    for vector in (plus.vector, minus.vector, net):
+        vector.setflags(write=False)
+    return EprResult(
+        ids=graph.ids,
+        epr=net,
+        epr_plus=plus.vector,
+        epr_minus=minus.vector,
+        iterations=plus.rounds,
+        iterations_minus=minus.rounds,
+    )
 
 
 def _warm_start(graph: CorpusGraph, key: str) -> Start | None:
