@@ -150,7 +150,7 @@ class Prefetcher:
         text = checked_query(goal_text(goal), "goal")
         route = await self._registry.route(route_id, version)
         if route is None:
-            which = f"version {version!r}" if version is not None else "an active version"
+            which = f"version {version!r}" if version is not None else "active version"
             raise UnknownRouteError(f"route {route_id!r} has no {which}")
         chunk_ids: list[str] = []
         try:
