@@ -93,6 +93,7 @@ SCHEMAS: dict[str, tuple[type[BaseModel], str]] = {
     "ErrorDetail": (models.ErrorDetail, "serialization"),
     "RowsBody": (models.WriteRequest, "validation"),
     "RowsAccepted": (models.WriteAccepted, "serialization"),
+    "ForgetAccepted": (models.ForgetAccepted, "serialization"),
 }
 # Each call the client makes: its request body's schema (None: no body) and its answer's.
 ENDPOINTS = {
@@ -101,6 +102,7 @@ ENDPOINTS = {
     ("post", "/v1/corpora/{corpus}/search"): ("SearchBody", "SearchOut"),
     ("get", "/v1/corpora/{corpus}/documents"): (None, "DocumentsOut"),
     ("post", "/v1/stores/{store}/rows"): ("RowsBody", "RowsAccepted"),
+    ("delete", "/v1/stores/{store}/rows/{id}"): (None, "ForgetAccepted"),
 }
 
 

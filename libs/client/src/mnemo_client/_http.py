@@ -72,6 +72,18 @@ def write_call(store: str, request: WriteRequest, wait: float | None) -> Call:
     return Call("POST", f"/v1/stores/{quote(store, safe='')}/rows", params=params, body=request)
 
 
+def forget_call(store: str, document_id: str, event_id: str, wait: float | None) -> Call:
+    if not store or not document_id:
+        raise ValueError("store name and document id must not be empty")
+    if "/" in document_id:
+        raise ValueError("a document id holding '/' cannot be named in the URL path")
+    params = {"event_id": event_id}
+    if wait is not None:
+        params["wait"] = f"{wait:g}"
+    path = f"/v1/stores/{quote(store, safe='')}/rows/{quote(document_id, safe='')}"
+    return Call("DELETE", path, params=params)
+
+
 def headers(token: str, user_agent: str) -> dict[str, str]:
     if not token or any(c in token for c in "\r\n"):
         raise ValueError("token must be a non-empty bearer token on one line")

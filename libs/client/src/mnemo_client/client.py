@@ -25,6 +25,7 @@ from mnemo_client.models import (
     CorpusInfo,
     Document,
     DocumentsPage,
+    ForgetAccepted,
     NavigateRequest,
     NavigateResponse,
     ParamValue,
@@ -162,6 +163,22 @@ class MnemoClient:
         request = _write(rows, event_ids)
         return self._ask(_http.write_call(store, request, wait), WriteAccepted)
 
+    def forget(
+        self,
+        store: str,
+        document_id: str,
+        *,
+        event_id: uuid.UUID | None = None,
+        wait: float | None = None,
+    ) -> ForgetAccepted:
+        """Forget the document `document_id` of the documents `store` (through ingest; the token
+        needs the `write` scope, and a client-confined token reaches only its pinned scope): the
+        document goes with its edges and the outcomes naming it. A document the token cannot see
+        raises `NotFoundError`. With `wait` (seconds), returns once ingest carried it out or the
+        wait ran out. The command's id (new unless given) makes a retried call forget once."""
+        call = _http.forget_call(store, document_id, str(event_id or uuid.uuid4()), wait)
+        return self._ask(call, ForgetAccepted)
+
     def corpus(self, corpus: str) -> CorpusInfo:
         """The corpus as this token sees it: raises the navigator's error when it may not."""
         return CorpusInfo(id=corpus, revision=self.documents(corpus, limit=1).revision)
@@ -283,6 +300,18 @@ class AsyncMnemoClient:
         """Write `rows` into the declared `store`: see `MnemoClient.write`."""
         request = _write(rows, event_ids)
         return await self._ask(_http.write_call(store, request, wait), WriteAccepted)
+
+    async def forget(
+        self,
+        store: str,
+        document_id: str,
+        *,
+        event_id: uuid.UUID | None = None,
+        wait: float | None = None,
+    ) -> ForgetAccepted:
+        """Forget one document: see `MnemoClient.forget`."""
+        call = _http.forget_call(store, document_id, str(event_id or uuid.uuid4()), wait)
+        return await self._ask(call, ForgetAccepted)
 
     async def corpus(self, corpus: str) -> CorpusInfo:
         """The corpus as this token sees it: raises the navigator's error when it may not."""

@@ -160,6 +160,15 @@ class WriteRequest(_Request):
     event_ids: Annotated[list[uuid.UUID] | None, Field(max_length=MAX_ROWS)] = None
 
 
+class ForgetAccepted(_Answer):
+    """`DELETE /v1/stores/{store}/rows/{id}`: the forget command is in Kafka, on its way to ingest,
+    which removes the document with its edges and the outcomes naming it. `processed` (only when
+    the call waited) says whether ingest carried it out within the wait."""
+
+    event_id: uuid.UUID
+    processed: bool | None
+
+
 class WriteAccepted(_Answer):
     """The rows are in Kafka, on their way to ingest: one event id per row, in order.
     `processed` (only when the write waited) lists the events ingest processed within the wait:
