@@ -218,6 +218,10 @@ def test_tool_routes_and_inactive_routes_are_linted_when_applied(
         ),
         ("[1, 2", "is not valid YAML"),
         ("[]", "holds no route"),
+        (
+            "- route_id: 'a:b'\n  route_version: '1'\n  mode: tool\n  scope: []\n",
+            "route_id must be",
+        ),
     ],
 )
 def test_a_malformed_route_file_is_refused_saying_what_is_wrong(

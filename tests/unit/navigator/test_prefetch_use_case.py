@@ -236,3 +236,11 @@ async def test_one_audit_record_per_call_with_the_chunks_it_returned(world: Worl
     assert record["chunk_ids"] == ["fees:f1", "fees:f2", "disclosure:p1"]
     assert record["goal"] == "overdraft fee"
     assert record["error"] is None
+
+
+async def test_a_hand_written_route_id_with_a_colon_is_audited_not_crashed(world: World) -> None:
+    world.registry.routes.append(Route("team:qa", "1", "deterministic_prefetch", ("fees",), True))
+    result = await world.prefetch("team:qa")
+    assert result.route.route_id == "team:qa"
+    assert world.audited()[-1]["action"] == "route:team_qa:prefetch"
+    assert world.audited()[-1]["route_id"] == "team:qa"

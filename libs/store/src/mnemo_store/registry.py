@@ -248,6 +248,7 @@ def lint_routes(routes: Iterable[Route], statuses: Mapping[str, str]) -> list[st
 
 
 MODES: Final = ("deterministic_prefetch", "tool")
+_ROUTE_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
 _ROUTE_KEYS: Final = frozenset({"route_id", "route_version", "mode", "scope", "active"})
 _ROUTE_COLUMNS: Final = "route_id, route_version, mode, scope::text AS scope, active, updated_at"
 
@@ -299,9 +300,13 @@ def _route_of(item: object) -> tuple[str | None, Route | None]:
             f"unknown field {', '.join(unknown)} (fields: {', '.join(sorted(_ROUTE_KEYS))})",
             None,
         )
-    route_id = _text_field(item, "route_id", 200)
-    if route_id is None:
-        return "route_id must be text of 1 to 200 characters", None
+    route_id = item.get("route_id")
+    if not isinstance(route_id, str) or _ROUTE_ID.fullmatch(route_id) is None:
+        return (
+            "route_id must be 1 to 200 letters, digits, '_', '.' and '-', starting with a letter "
+            f"or a digit (got {str(route_id)[:80]!r})",
+            None,
+        )
     version = _text_field(item, "route_version", 100)
     if version is None:
         return (

@@ -263,7 +263,8 @@ class Prefetcher:
     ) -> None:
         principal = caller.principal
         record = PrefetchAudited(
-            action=f"route:{route.route_id}:prefetch",
+            # A route id written by hand may hold ':' (`mnemo route apply` refuses it).
+            action=f"route:{route.route_id.replace(':', '_')}:prefetch",
             route_id=route.route_id,
             route_version=route.route_version,
             corpora=tuple(str(c) for c in route.scope),
