@@ -244,3 +244,12 @@ async def test_a_hand_written_route_id_with_a_colon_is_audited_not_crashed(world
     assert result.route.route_id == "team:qa"
     assert world.audited()[-1]["action"] == "route:team_qa:prefetch"
     assert world.audited()[-1]["route_id"] == "team:qa"
+
+
+async def test_a_hand_written_scope_entry_that_names_no_corpus_fails_the_call_and_is_audited(
+    world: World,
+) -> None:
+    world.registry.routes.append(Route("odd", "1", "deterministic_prefetch", ("", 42), True))
+    with pytest.raises(CorpusNotPublishedError, match="corpus  is not registered"):
+        await world.prefetch("odd")
+    assert world.audited()[-1]["corpora"] == ["", "42"]

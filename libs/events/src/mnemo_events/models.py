@@ -183,8 +183,8 @@ class PrefetchAudited(Message):
     action: Annotated[str, Field(pattern=r"^route:[^:]+:prefetch$")]
     route_id: Annotated[str, Field(min_length=1, max_length=200)]
     route_version: Annotated[str, Field(min_length=1, max_length=100)]
-    corpora: tuple[CorpusId, ...]
-    """The route's scope, in order: the corpora searched (or meant to be)."""
+    corpora: tuple[str, ...]
+    """The route's scope, in order: the corpora searched (or meant to be), as the row holds them."""
     goal: str | None
     """The goal's text, or None when the deployment keeps only its digest."""
     goal_digest: str
