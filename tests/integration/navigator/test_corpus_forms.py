@@ -13,12 +13,25 @@ from pathlib import Path
 
 import asyncpg
 import pytest
+from mnemo_auth import Principal
 from mnemo_axon import AxonSource, check_sources
 from mnemo_cli.axon_files import document_directory
 from mnemo_cli.declared_documents import corpus_documents, store_documents
+from mnemo_navigator.adapters import PostgresCatalogue, PostgresTransactions
+from mnemo_navigator.app import build_navigator
+from mnemo_navigator.corpus_forms import FormsNavigator, PostgresDeclaredCorpora
+from mnemo_navigator.settings import Settings
+from mnemo_navigator.subscribers import CONSUMER
+from mnemo_navigator.use_cases import Caller, Claim, NavigateRequest
+from mnemo_store import Store
 from mnemo_store.applier import apply_deployment
 
-from tests.integration.navigator.conftest import NewTenant, Service, audited_records
+from tests.integration.navigator.conftest import (
+    NewTenant,
+    Service,
+    audited_records,
+    navigator_dsn,
+)
 
 DECLARATIONS = """
 document Terms_{s} {{ title: "Terms of service" content: "Accounts may be closed after notice." }}
@@ -359,3 +372,36 @@ async def test_a_declared_corpus_whose_documents_were_never_stored_says_to_apply
         )
     assert response.status_code == 409
     assert "mnemo apply --documents" in response.json()["error"]["message"]
+
+
+async def test_a_redelivered_kafka_request_on_a_declared_graph_is_remembered_and_audited_once(
+    forms: Forms, app_dsn: str, new_tenant: NewTenant, owner_connection: asyncpg.Connection
+) -> None:
+    s = forms.suffix
+    tenant = await new_tenant()
+    settings = Settings(database_url=navigator_dsn(app_dsn), consume_requests=False)
+    pool = await asyncpg.create_pool(settings.database_url, min_size=1, max_size=4)
+    try:
+        catalogue = PostgresCatalogue(pool)
+        navigator = FormsNavigator(
+            build_navigator(settings, PostgresTransactions(Store(pool)), catalogue, {}),
+            catalogue,
+            PostgresDeclaredCorpora(pool),
+        )
+        caller = Caller(Principal(tenant=tenant, subject="kafka:test", scopes=frozenset({"read"})))
+        request = NavigateRequest(query="cache warm", seed=f"sess_b_{s}", budget=2)
+        claim = Claim(CONSUMER, uuid.uuid4())
+        first = await navigator.navigate(caller, forms.session, request, claim=claim)
+        again = await navigator.navigate(caller, forms.session, request, claim=claim)
+    finally:
+        await pool.close()
+    assert first.remembered
+    assert not again.remembered
+    assert again.navigation.path == first.navigation.path
+    async with owner_connection.transaction():
+        await owner_connection.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
+        outcomes = await owner_connection.fetchval(
+            "SELECT count(*) FROM mnemo.nav_outcomes WHERE corpus_id = $1", forms.session
+        )
+    assert outcomes == 1
+    assert len(await audited_records(owner_connection, tenant)) == 1

@@ -88,6 +88,10 @@ from mnemo_navigator.use_cases import (
 STORE_KIND = "store_graph"
 DECLARED_KINDS = ("inline", "graph")
 _SET_TENANT = "SELECT set_config('mnemo.tenant', $1, true)"
+_CLAIM = (
+    "INSERT INTO mnemo.inbox (axon_tenant, consumer, event_id) VALUES ($1, $2, $3)"
+    " ON CONFLICT DO NOTHING RETURNING true"
+)
 
 
 class NoRelationsError(CorpusNotServedError):
@@ -107,7 +111,11 @@ class UnknownCollectionError(NavigatorError):
 
 
 class DeclaredWork(Protocol):
-    """One tenant's transaction over a declared graph's memory and the audit outbox."""
+    """One tenant's transaction over a declared graph's memory, the inbox and the audit outbox."""
+
+    async def claim(self, consumer: str, request_id: uuid.UUID) -> bool:
+        """True the first time (`consumer`, `request_id`) is claimed in a committed unit of work."""
+        ...
 
     async def lock(self, key: str) -> None:
         """Serialise the memory writers of one (tenant, corpus, scope) until the work ends."""
@@ -162,6 +170,10 @@ class PostgresDeclaredWork:
     def __init__(self, connection: asyncpg.Connection, tenant: uuid.UUID) -> None:
         self._connection = connection
         self._tenant = tenant
+
+    async def claim(self, consumer: str, request_id: uuid.UUID) -> bool:
+        claimed = await self._connection.fetchval(_CLAIM, self._tenant, consumer, request_id)
+        return bool(claimed)
 
     async def lock(self, key: str) -> None:
         await lock_scope_memory(self._connection, key)
@@ -381,7 +393,7 @@ class FormsNavigator:
                 "graph to navigate; ask it with retrieve or the search gateway"
             )
         self._no_filter(corpus_id, request.where, request.params)
-        return await self._navigate_declared(caller, entry, request)
+        return await self._navigate_declared(caller, entry, request, claim)
 
     async def _stored(self, entry: CorpusEntry) -> list[CorpusDocument]:
         """The documents `mnemo apply` stored for the corpus's current version."""
@@ -394,8 +406,14 @@ class FormsNavigator:
         return documents
 
     async def _navigate_declared(
-        self, caller: Caller, entry: CorpusEntry, request: NavigateRequest
+        self,
+        caller: Caller,
+        entry: CorpusEntry,
+        request: NavigateRequest,
+        claim: Claim | None = None,
     ) -> NavigateResult:
+        """Walk the declared graph with the scope's memory; remember, reinforce and audit it once
+        per request id (`claim`: a redelivered Kafka request is answered again, remembered once)."""
         started = time.perf_counter()
         documents = await self._stored(entry)
         graph = declared_graph(entry, documents)
@@ -404,9 +422,11 @@ class FormsNavigator:
         tenant = caller.principal.tenant
         name = entry.corpus_id
         async with self._declared.tenant(tenant) as work:
+            fresh = claim is None or await work.claim(claim.consumer, claim.request_id)
             history: list[StoredOutcome] = []
             if adaptive:
-                await work.lock(f"{tenant}|{name}|{scope}")
+                if fresh:
+                    await work.lock(f"{tenant}|{name}|{scope}")
                 overlay = await work.overlay(name, scope)
                 if overlay:
                     graph = graph.with_edge_weights(
@@ -431,7 +451,7 @@ class FormsNavigator:
                 )
             except MdnError as error:
                 raise InvalidRequestError(str(error)) from error
-            if adaptive:
+            if adaptive and fresh:
                 recent = history[-(DEFAULT_PARAMS.horizon - 1) :]
                 mean = baseline([o.score for o in recent] + [navigation.coverage])
                 plan = reinforcement_plan(navigation.traversed, navigation.coverage, mean)
@@ -462,20 +482,22 @@ class FormsNavigator:
                         for p in plan
                     ],
                 )
-            await work.append(
-                self._navigator.query_audit(
-                    caller,
-                    name,
-                    "navigate",
-                    request.query,
-                    navigation.path,
-                    (time.perf_counter() - started) * 1000,
-                    navigation.top_similarity if navigation.hits else None,
-                    scope,
-                    None,
+            if fresh:
+                await work.append(
+                    self._navigator.query_audit(
+                        caller,
+                        name,
+                        "navigate",
+                        request.query,
+                        navigation.path,
+                        (time.perf_counter() - started) * 1000,
+                        navigation.top_similarity if navigation.hits else None,
+                        scope,
+                        None,
+                    )
                 )
-            )
-        return NavigateResult(navigation, 0, "off", scope)
+
+        return NavigateResult(navigation, 0, "off", scope, fresh)
 
     # -- retrieve and search
 

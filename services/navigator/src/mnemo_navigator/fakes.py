@@ -637,6 +637,7 @@ class _DeclaredState:
 
     weights: dict[tuple[str, str, str, str, str], float] = field(default_factory=dict)
     outcomes: list[tuple[str, str, StoredOutcome]] = field(default_factory=list)
+    claims: set[tuple[str, uuid.UUID]] = field(default_factory=set)
     outbox: list[OutboxEvent] = field(default_factory=list)
 
 
@@ -645,6 +646,12 @@ class InMemoryDeclaredWork:
 
     def __init__(self, state: _DeclaredState) -> None:
         self.state = state
+
+    async def claim(self, consumer: str, request_id: uuid.UUID) -> bool:
+        if (consumer, request_id) in self.state.claims:
+            return False
+        self.state.claims.add((consumer, request_id))
+        return True
 
     async def lock(self, key: str) -> None:
         return None  # the units of work of `InMemoryDeclaredCorpora` already run one at a time

@@ -35,6 +35,7 @@ from mnemo_events.models import NavigateCompleted, NavigateHit, NavigateRequeste
 from mnemo_events.topics import NAVIGATE_COMPLETED
 from mnemo_events.tracing import current_traceparent, trace_id_of
 
+from mnemo_navigator.corpus_forms import FormsNavigator
 from mnemo_navigator.errors import NavigatorError
 from mnemo_navigator.use_cases import PRODUCER, Caller, Claim, NavigateRequest, Navigator
 
@@ -72,7 +73,7 @@ def requester(verifier: TokenVerifier, received: Received[NavigateRequested]) ->
 
 
 def navigate_requested_handler(
-    navigator: Navigator,
+    navigator: Navigator | FormsNavigator,
     broker: Any,
     verifier: TokenVerifier,
     reply_topics: Iterable[str] = (),
