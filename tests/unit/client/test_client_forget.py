@@ -1,6 +1,7 @@
 """`forget` over `httpx.MockTransport`: the call it sends (DELETE, the command's id and the wait as
 query parameters), the typed answer, one command id across a retried 503, the navigator's 404
-raised as `NotFoundError`, and an id the URL path cannot carry refused before anything is sent."""
+raised as `NotFoundError`, an id holding '/' sent encoded, and an empty one refused before anything
+is sent."""
 
 from __future__ import annotations
 
@@ -47,12 +48,16 @@ async def test_the_async_client_raises_the_navigators_404_for_a_document_it_cann
             await client.forget("Docs", "d1")
 
 
-def test_an_id_the_path_cannot_carry_is_refused_before_anything_is_sent() -> None:
+def test_an_id_holding_a_slash_is_sent_encoded_and_an_empty_one_is_refused_before_sending() -> None:
+    seen: list[httpx.Request] = []
+
     def handler(request: httpx.Request) -> httpx.Response:
-        raise AssertionError("nothing may be sent")
+        seen.append(request)
+        return httpx.Response(202, json={"event_id": str(uuid.uuid4()), "processed": None})
 
     with MnemoClient(URL, "tok", transport=httpx.MockTransport(handler)) as client:
-        with pytest.raises(ValueError, match="'/'"):
-            client.forget("Docs", "a/b")
+        client.forget("Docs", "handbook/intro.md")
         with pytest.raises(ValueError, match="must not be empty"):
             client.forget("Docs", "")
+    assert len(seen) == 1
+    assert seen[0].url.raw_path.split(b"?")[0] == b"/v1/stores/Docs/rows/handbook%2Fintro.md"

@@ -75,8 +75,6 @@ def write_call(store: str, request: WriteRequest, wait: float | None) -> Call:
 def forget_call(store: str, document_id: str, event_id: str, wait: float | None) -> Call:
     if not store or not document_id:
         raise ValueError("store name and document id must not be empty")
-    if "/" in document_id:
-        raise ValueError("a document id holding '/' cannot be named in the URL path")
     params = {"event_id": event_id}
     if wait is not None:
         params["wait"] = f"{wait:g}"

@@ -130,7 +130,7 @@ def store_router(writes: Writes, verifier: TokenVerifier) -> APIRouter:
         )
 
     @router.delete(
-        "/stores/{store}/rows/{id}",
+        "/stores/{store}/rows/{id:path}",  # an id may hold '/' (a file path, say)
         response_model=ForgetAccepted,
         status_code=202,
         summary="Forget a document, with its edges and the outcomes naming it (through ingest)",
