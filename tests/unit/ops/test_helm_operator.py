@@ -186,6 +186,9 @@ def test_the_prometheus_rule_ships_the_tested_rules_and_the_monitor_sets_their_l
         assert (
             monitor["spec"]["selector"]["matchLabels"].items() <= svc["metadata"]["labels"].items()
         )
+    for name, deployment in of_kind(manifests, "Deployment").items():
+        pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
+        assert pod_labels["mnemo_service"] == pod_labels["app.kubernetes.io/component"], name
     alerts = [r["alert"] for g in shipped["groups"] for r in g["rules"] if "alert" in r]
     assert "MnemoServiceDown" in alerts
     dashboards = of_kind(manifests, "ConfigMap")["mnemo-memory-dashboards"]
