@@ -1,7 +1,7 @@
-"""The Dockerfile and docker-compose.yml, checked for what would make them fail or clash, since no
-container engine runs here: layer order, a non-root runtime, every command's module, every
-variable a service's settings read, mounted files that exist, and host ports that stay clear of
-the local stack's."""
+"""The Dockerfile and docker-compose.yml, checked for what would make them fail or clash without a
+container engine (`make compose-test` runs them for real): layer order, a non-root runtime, every
+command's module, every variable a service's settings read, mounted files that exist, host ports
+that stay clear of the local stack's, and the host-network override `make compose-test` uses."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+from mnemo_auth.tokens import DEVELOPMENT_SECRET
 from mnemo_telemetry.tracing import TracingSettings
 from pydantic_settings import BaseSettings
 
@@ -128,7 +129,7 @@ def test_each_service_runs_its_module_with_the_settings_it_reads(
     assert settings.port == port
     assert settings.database_url == f"postgresql://{role}:{role}@postgres:5432/mnemo"
     assert settings.kafka.bootstrap == "kafka:9092"
-    assert TracingSettings().otlp_endpoint == "http://otel-collector:4318"
+    assert TracingSettings().otlp_endpoint == "http://jaeger:4318"
     assert f"127.0.0.1:{port}/readyz" in " ".join(service["healthcheck"]["test"])
     assert service["depends_on"]["setup"]["condition"] == "service_completed_successfully"
     assert service["depends_on"]["kafka-topics"]["condition"] == "service_completed_successfully"
@@ -188,7 +189,8 @@ def test_host_ports_are_loopback_only_and_clear_of_the_local_stack() -> None:
     assert not set(published) & LOCAL_PORTS
 
 
-def test_traces_flow_from_the_services_through_the_collector_to_jaeger() -> None:
+def test_the_optional_collector_forwards_traces_to_jaeger() -> None:
+    assert SERVICES["otel-collector"]["profiles"] == ["extras"]
     config = yaml.safe_load((ROOT / "deploy" / "otel-collector" / "config.yaml").read_text())
     mounted = SERVICES["otel-collector"]["volumes"][0].split(":")
     assert mounted[0] == "./deploy/otel-collector/config.yaml"
@@ -201,6 +203,56 @@ def test_traces_flow_from_the_services_through_the_collector_to_jaeger() -> None
     for processor in pipeline["processors"]:
         assert processor in config["processors"]
     assert "jaeger" in SERVICES
+
+
+def test_every_image_is_a_variable_whose_default_is_the_public_image() -> None:
+    images = {
+        name: str(service["image"]) for name, service in SERVICES.items() if "image" in service
+    }
+    assert set(images) == set(SERVICES)
+    for name, image in images.items():
+        assert re.fullmatch(
+            r"\$\{MNEMO_\w+_IMAGE:-[^}]+\}|\$\{MNEMO_IMAGE:-mnemo:local\}", image
+        ), name
+
+
+def test_postgres_is_healthy_only_once_it_answers_over_tcp() -> None:
+    test = SERVICES["postgres"]["healthcheck"]["test"]
+    assert test[:2] == ["CMD", "pg_isready"]
+    assert test[test.index("-h") + 1] == "127.0.0.1"
+
+
+def test_setup_publishes_the_corpus_so_the_first_navigate_answers() -> None:
+    setup = SERVICES["setup"]["command"][-1].splitlines()
+    assert setup[-1] == "mnemo corpus publish Memory"
+
+
+def test_the_services_verify_tokens_with_the_key_mnemo_token_signs_with() -> None:
+    for name, variable in (
+        ("navigator", "MNEMO_NAVIGATOR_TOKEN_SECRET"),
+        ("audit", "MNEMO_AUDIT_TOKEN_SECRET"),
+    ):
+        value = SERVICES[name]["environment"][variable]
+        assert value == f"${{MNEMO_TOKEN_SECRET:-{DEVELOPMENT_SECRET}}}", name
+
+
+def test_the_host_network_override_keeps_every_server_on_loopback_and_clear_of_the_local_stack() -> (
+    None
+):
+    override = yaml.safe_load(
+        (ROOT / "deploy" / "compose" / "host-network.yml")
+        .read_text()
+        .replace("!override ", "")
+        .replace("!reset ", "")
+    )["services"]
+    assert set(override) == set(SERVICES) - {"otel-collector", "grafana"}
+    for service in override.values():
+        assert service["network_mode"] == "host"
+    text = yaml.safe_dump(override)
+    assert not re.search(r"\b(postgres|kafka|jaeger|otel-collector):\d", text)
+    ports = {int(port) for port in re.findall(r"127\.0\.0\.1:(\d+)", text)}
+    assert ports
+    assert not ports & LOCAL_PORTS
 
 
 def test_prometheus_scrapes_each_service_where_compose_runs_it() -> None:
