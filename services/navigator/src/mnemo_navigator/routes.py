@@ -333,12 +333,16 @@ def api_router(navigator: FormsNavigator, verifier: TokenVerifier) -> APIRouter:
         )
 
     @router.post("/corpora/{corpus}/retrieve", response_model=RetrieveOut)
-    async def retrieve(corpus: Corpus, body: RetrieveBody, who: Who) -> RetrieveOut:
+    async def retrieve(
+        corpus: Corpus, body: RetrieveBody, who: Who, response: Response
+    ) -> RetrieveOut:
         result = await navigator.retrieve(
             who,
             corpus,
             RetrieveRequest(query=body.query, k=body.k, where=body.where, params=body.params),
         )
+        if result.timings:
+            response.headers["Server-Timing"] = server_timing(result.timings)
         return RetrieveOut(
             items=[
                 RetrievedOut(
