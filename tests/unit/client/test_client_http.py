@@ -84,6 +84,19 @@ def test_an_invalid_request_is_refused_before_anything_is_sent() -> None:
         client.navigate("Memory", "")
 
 
+def test_an_empty_query_with_a_seed_document_is_sent_to_explore_from_it() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json=NAVIGATED)
+
+    with _client(handler) as client:
+        client.navigate("Memory", "", from_="d0")
+    (request,) = seen
+    assert json.loads(request.content) == {"query": "", "from": "d0"}
+
+
 @pytest.mark.parametrize(
     ("status", "code", "kind"),
     [

@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 MAX_QUERY_CHARS = 4096
 """The longest query text the navigator accepts."""
@@ -40,6 +40,16 @@ class NavigateRequest(_Request):
     params: Params = Field(default_factory=dict)
     mode: Literal["mdn", "axon"] = "mdn"
     direction: Literal["out", "both"] = "both"
+
+    @model_validator(mode="after")
+    def _a_blank_query_needs_a_seed(self) -> NavigateRequest:
+        """The navigator's rule: a blank query explores from `from_`; without one it is a 422."""
+        if not self.query.strip() and self.from_ is None:
+            raise ValueError(
+                "query is empty: give the text to look for, or a seed document (from_) to "
+                "explore from it"
+            )
+        return self
 
 
 class Via(_Answer):
