@@ -172,10 +172,11 @@ class Composition:
         """Run `run(stopping)` once the broker has started, again after any failure."""
         self._background.append((name, run))
 
-    async def relay(self, settings: RelaySettings, topics: Sequence[str]) -> None:
-        """The outbox relay of `topics` (a service relays what it writes), over the broker."""
+    async def relay(self, settings: RelaySettings, topics: Sequence[str]) -> OutboxRelay | None:
+        """The outbox relay of `topics` (a service relays what it writes), over the broker; None
+        when `relay_outbox` is off (another process relays)."""
         if not settings.relay_outbox:
-            return
+            return None
         if self.broker is None:
             raise RuntimeError(f"{self.name}: the outbox relay needs a broker")
         pool = await self.pool(settings.relay_database_url, max_size=2)
@@ -186,6 +187,7 @@ class Composition:
             topics=topics,
         )
         self.background("relay", relay.run)
+        return relay
 
     # -- the process ------------------------------------------------------------------------
 

@@ -125,6 +125,12 @@ class OutboxRelay:
         self._idle_seconds = idle_seconds
         self._tenants = None if tenants is None else list(tenants)
         self._topics = None if topics is None else sorted(set(topics))
+        self._woken = asyncio.Event()
+
+    def wake(self) -> None:
+        """Relay now instead of at the end of the idle pause: a writer that waits for its events
+        to be published calls it once they are committed."""
+        self._woken.set()
 
     async def relay_once(self) -> int:
         """Claim one batch, publish it, mark what was published; returns how many were published."""
@@ -194,13 +200,22 @@ class OutboxRelay:
         return published, failure
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Relay until `stop` is set, sleeping `idle_seconds` whenever the outbox is empty."""
+        """Relay until `stop` is set, pausing `idle_seconds` whenever the outbox is empty (or
+        until `wake` is called)."""
         while not stop.is_set():
+            self._woken.clear()
             if await self.relay_once() == 0:
+                waits = {
+                    asyncio.ensure_future(stop.wait()),
+                    asyncio.ensure_future(self._woken.wait()),
+                }
                 try:
-                    await asyncio.wait_for(stop.wait(), self._idle_seconds)
-                except TimeoutError:
-                    continue
+                    await asyncio.wait(
+                        waits, timeout=self._idle_seconds, return_when=asyncio.FIRST_COMPLETED
+                    )
+                finally:
+                    for waiting in waits:
+                        waiting.cancel()
 
 
 def _message(row: asyncpg.Record) -> OutboxMessage:

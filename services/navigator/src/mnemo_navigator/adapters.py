@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -240,9 +240,13 @@ class PostgresWriteLog:
     """`WriteLog`: the tenant's outbox rows (queued in one transaction) and ingest's inbox, read
     under the tenant's row-level security."""
 
-    def __init__(self, pool: asyncpg.Pool, ingest_inbox: str) -> None:
+    def __init__(
+        self, pool: asyncpg.Pool, ingest_inbox: str, wake: Callable[[], None] | None = None
+    ) -> None:
         self._pool = pool
         self._ingest_inbox = ingest_inbox
+        self._wake = wake
+        """The in-process relay's `wake`: publish what was just queued without its idle pause."""
 
     async def queue(self, tenant: uuid.UUID, events: Sequence[OutboxEvent]) -> None:
         ids = [event.event_id for event in events]
@@ -271,6 +275,8 @@ class PostgresWriteLog:
                     "another request is sending the same event ids at this moment; resend this "
                     "one once it has been answered"
                 ) from error
+        if self._wake is not None:  # committed: the relay may take them now
+            self._wake()
 
     async def published(self, tenant: uuid.UUID, event_ids: Sequence[uuid.UUID]) -> int:
         async with self._pool.acquire() as connection, connection.transaction(readonly=True):

@@ -141,11 +141,14 @@ def create_app(
         kit.include(prefetch_router(prefetcher, verifier))
         kit.include(catalogue_router(registry, verifier))
         kit.include(console_router())
+        relay = await kit.relay(
+            settings, (settings.audit_topic, settings.persist_topic, settings.forget_topic)
+        )
         # Rows written over HTTP, through the outbox to ingest (issue 23).
         writes = Writes(
             PostgresCatalogue(pool),
             PostgresStoreDirectory(pool),
-            PostgresWriteLog(pool, settings.ingest_inbox),
+            PostgresWriteLog(pool, settings.ingest_inbox, None if relay is None else relay.wake),
             WritePolicy(
                 pinned_scopes=dict(settings.pinned_scopes)
                 if pinned_scopes is None
@@ -157,9 +160,6 @@ def create_app(
             PostgresStoredDocuments(pool),
         )
         kit.include(store_router(writes, verifier))
-        await kit.relay(
-            settings, (settings.audit_topic, settings.persist_topic, settings.forget_topic)
-        )
         # MCP over streamable HTTP beside the API, with the same bearer tokens (issue 23).
         async with mount_mcp(app, verifier, published_corpora(pool)):
             yield
