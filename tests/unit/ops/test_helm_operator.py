@@ -238,3 +238,24 @@ def test_the_schema_refuses_incomplete_security_values(
     )
     assert result.returncode != 0
     assert reason in result.stderr, result.stderr
+
+
+def test_keda_reads_the_lag_of_a_secured_cluster_as_each_services_own_user() -> None:
+    manifests = render(SECURED)
+    scaled = of_kind(manifests, "ScaledObject")
+    authentications = of_kind(manifests, "TriggerAuthentication")
+    deployments = of_kind(manifests, "Deployment")
+    assert sorted(scaled) == sorted(authentications)
+    for name, scaled_object in scaled.items():
+        (trigger,) = scaled_object["spec"]["triggers"]
+        assert trigger["metadata"]["sasl"] == "scram_sha512"
+        assert trigger["metadata"]["tls"] == "enable"
+        assert trigger["authenticationRef"]["name"] == name
+        spec = authentications[name]["spec"]
+        env = environment(deployments[name])
+        for ref in spec["env"]:
+            assert ref["containerName"] == container(deployments[name])["name"]
+            assert ref["name"] in env
+        assert {r["parameter"] for r in spec["env"]} == {"username", "password"}
+        (ca,) = spec["secretTargetRef"]
+        assert (ca["parameter"], ca["name"], ca["key"]) == ("ca", "kafka-cluster-ca-cert", "ca.crt")
