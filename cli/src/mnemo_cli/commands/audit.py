@@ -2,7 +2,10 @@
 from Postgres as the audit role or the owner role.
 
 `verify` recomputes the tenant's chain (`mnemo_store.audit_chain`) and names the first seq that is
-missing, reordered or altered (exit 1), or prints the verified head (exit 0). `tail` prints rows as
+missing, reordered or altered (exit 1), or prints the verified head (exit 0). With `--checkpoints`
+it also compares the chain with the tenant's latest checkpoint on the compacted Kafka topic the
+audit service publishes (`mnemo_events.audit_checkpoints`): a chain that ends before the
+checkpoint's seq was truncated, one whose row at that seq has another hash was rewritten (exit 1). `tail` prints rows as
 they are appended until Ctrl-C (exit 0), or with `--no-follow` the rows there are and exits; a row
 that carries a W3C trace context shows its trace id. The database URL comes from `--database-url`, else
 `MNEMO_AUDIT_DATABASE_URL`, else `MNEMO_OWNER_DATABASE_URL`.
@@ -18,10 +21,18 @@ import os
 import signal
 import sys
 import uuid
+from dataclasses import replace
 from typing import Any
 
 import asyncpg
-from mnemo_store.audit_chain import ChainReport, ChainRow
+from mnemo_events.audit_checkpoints import (
+    CHECKPOINTS,
+    Checkpoint,
+    CheckpointReadError,
+    read_checkpoints,
+)
+from mnemo_events.settings import KafkaSettings
+from mnemo_store.audit_chain import ChainReport, ChainRow, check_against_checkpoint
 from mnemo_store.audit_log import AuditLog
 from mnemo_store.shown_text import shown_text
 
@@ -47,6 +58,16 @@ def register(subparsers: Any) -> None:  # argparse's subparsers action has no pu
         )
         action.add_argument("--json", action="store_true", help="print JSON instead of text")
         action.set_defaults(func=func)
+        if name == "verify":
+            action.add_argument(
+                "--checkpoints",
+                action="store_true",
+                help="also compare the chain with its latest checkpoint on Kafka"
+                " (MNEMO_KAFKA_BOOTSTRAP): a truncated or rewritten tail fails",
+            )
+            action.add_argument(
+                "--checkpoint-topic", default=CHECKPOINTS, help=f"default {CHECKPOINTS}"
+            )
         if name == "tail":
             action.add_argument(
                 "--after-seq",
@@ -162,16 +183,45 @@ def _report_json(tenant: uuid.UUID, report: ChainReport) -> dict[str, Any]:
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    async def work() -> tuple[uuid.UUID, ChainReport]:
+    async def work() -> tuple[uuid.UUID, ChainReport, Checkpoint | None]:
         log, tenant = await _open(args)
         try:
-            return tenant, await log.verify(tenant)
+            report = await log.verify(tenant)
+            if not args.checkpoints:
+                return tenant, report, None
+            try:
+                latest = await asyncio.wait_for(
+                    read_checkpoints(KafkaSettings(), args.checkpoint_topic), 60
+                )
+            except CheckpointReadError as error:
+                raise CliError(str(error)) from None
+            except TimeoutError:
+                raise CliError("cannot read the checkpoints from Kafka within 60 s") from None
+            checkpoint = latest.get(tenant)
+            if checkpoint is None:
+                return tenant, report, None
+            hash_at = await log.hash_at(tenant, checkpoint.seq)
+            broken = check_against_checkpoint(report, checkpoint.seq, checkpoint.hash, hash_at)
+            if broken is not report.broken:
+                report = replace(report, broken=broken)
+            return tenant, report, checkpoint
         finally:
             await log.close()
 
-    tenant, report = asyncio.run(work())
+    tenant, report, checkpoint = asyncio.run(work())
     if args.json:
-        print(json.dumps(_report_json(tenant, report)))
+        body = _report_json(tenant, report)
+        if args.checkpoints:
+            body["checkpoint"] = (
+                None
+                if checkpoint is None
+                else {
+                    "seq": checkpoint.seq,
+                    "hash": checkpoint.hash.hex(),
+                    "at": checkpoint.at.isoformat(),
+                }
+            )
+        print(json.dumps(body))
     elif report.broken is None:
         print(
             f"audit chain of tenant {tenant}: {report.rows} rows verify"
@@ -182,6 +232,12 @@ def run_verify(args: argparse.Namespace) -> int:
             )
             + f"; head seq {report.head_seq}, hash {report.head_hash.hex()}"
         )
+        if args.checkpoints:
+            print(
+                "no checkpoint of this tenant on Kafka yet: a cut tail cannot be ruled out"
+                if checkpoint is None
+                else f"agrees with the checkpoint of {checkpoint.at.isoformat()} (seq {checkpoint.seq})"
+            )
     else:
         b = report.broken
         print(

@@ -39,7 +39,7 @@ class AuditValueError(StoreError):
     """A payload value the chain cannot carry (the database would refuse it too)."""
 
 
-Problem = Literal["missing", "reordered", "altered"]
+Problem = Literal["missing", "reordered", "altered", "truncated", "rewritten"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,4 +283,30 @@ def _original_seq(row: ChainRow) -> int | None:
             and link_hash(row.prev_hash, chain_document(row, seq=candidate)) == row.hash
         ):
             return candidate
+    return None
+
+
+def check_against_checkpoint(
+    report: ChainReport, checkpoint_seq: int, checkpoint_hash: bytes, hash_at_seq: bytes | None
+) -> ChainBreak | None:
+    """Compare a verified chain with a head recorded elsewhere (a checkpoint): the break when the
+    chain ends before the checkpoint's seq (its tail was cut) or its row at that seq has another
+    hash (the chain was rewritten up to there), else None. `hash_at_seq`: the chain's hash at
+    `checkpoint_seq` (None when it has no such row). A chain already broken is not judged again."""
+    if report.broken is not None:
+        return report.broken
+    if report.head_seq < checkpoint_seq:
+        return ChainBreak(
+            report.head_seq + 1,
+            "truncated",
+            f"the chain ends at seq {report.head_seq}, but a checkpoint recorded seq"
+            f" {checkpoint_seq}: rows {report.head_seq + 1}..{checkpoint_seq} were cut off",
+        )
+    if hash_at_seq != checkpoint_hash:
+        return ChainBreak(
+            checkpoint_seq,
+            "rewritten",
+            f"seq {checkpoint_seq} has another hash than the checkpoint recorded: the chain was"
+            f" rewritten up to seq {checkpoint_seq} and relinked",
+        )
     return None

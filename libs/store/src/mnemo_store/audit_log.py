@@ -148,6 +148,26 @@ class AuditLog:
             )
         return int(value or 0)
 
+    async def head(self, tenant: uuid.UUID) -> tuple[int, bytes] | None:
+        """The tenant's last seq and its hash (None when its chain is empty)."""
+        async with self._pool.acquire() as connection, connection.transaction(readonly=True):
+            await connection.execute(_SET_TENANT, str(tenant))
+            record = await connection.fetchrow(
+                "SELECT seq, hash FROM mnemo.audit_log WHERE axon_tenant = $1"
+                " ORDER BY seq DESC LIMIT 1",
+                tenant,
+            )
+        return None if record is None else (int(record["seq"]), bytes(record["hash"]))
+
+    async def hash_at(self, tenant: uuid.UUID, seq: int) -> bytes | None:
+        """The hash of the tenant's row `seq` (None when there is no such row)."""
+        async with self._pool.acquire() as connection, connection.transaction(readonly=True):
+            await connection.execute(_SET_TENANT, str(tenant))
+            value = await connection.fetchval(
+                "SELECT hash FROM mnemo.audit_log WHERE axon_tenant = $1 AND seq = $2", tenant, seq
+            )
+        return None if value is None else bytes(value)
+
     async def append(
         self, tenant: uuid.UUID, events: Sequence[NewAuditEvent]
     ) -> dict[uuid.UUID, int]:

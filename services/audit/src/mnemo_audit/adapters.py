@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 import structlog
+from mnemo_events.audit_checkpoints import CHECKPOINTS, Checkpoint
 from mnemo_store.audit_log import AuditLog, NewAuditEvent
 from mnemo_telemetry.metrics import AUDIT_CHAIN_REGRESSIONS, AUDIT_ROWS_APPENDED
 
@@ -18,9 +20,12 @@ class WatchedAuditLog:
     """`AuditLog.append` counted in the metrics, and each tenant's chain head watched: a head
     that goes back (rows lost at the chain's end) is counted and logged."""
 
-    def __init__(self, audit_log: AuditLog) -> None:
+    def __init__(
+        self, audit_log: AuditLog, grew: Callable[[uuid.UUID], None] = lambda tenant: None
+    ) -> None:
         self._log = audit_log
         self._heads = ChainHeads()
+        self._grew = grew
 
     async def tenant_exists(self, tenant: uuid.UUID) -> bool:
         return await self._log.tenant_exists(tenant)
@@ -32,6 +37,8 @@ class WatchedAuditLog:
         # Metrics are served without authentication: counts of every tenant together, never a
         # tenant id. Which tenant lost rows goes to the log only.
         AUDIT_ROWS_APPENDED.inc(len(appended))
+        if appended:
+            self._grew(tenant)
         seen = self._heads.advance(tenant, list(appended.values()))
         if seen is not None:
             AUDIT_CHAIN_REGRESSIONS.inc()
@@ -42,3 +49,22 @@ class WatchedAuditLog:
                 appended_from=min(appended.values()),
             )
         return appended
+
+
+class Publishing(Protocol):
+    """What of a service's broker the checkpoints use (FastStream's `KafkaBroker.publish`)."""
+
+    async def publish(self, message: Any, *, topic: str, key: bytes) -> Any: ...
+
+
+class KafkaCheckpoints:
+    """Checkpoints sent to the compacted checkpoint topic, keyed by tenant, each acknowledged."""
+
+    def __init__(self, broker: Publishing, topic: str = CHECKPOINTS) -> None:
+        self._broker = broker
+        self._topic = topic
+
+    async def publish(self, checkpoint: Checkpoint) -> None:
+        await self._broker.publish(
+            checkpoint.encode(), topic=self._topic, key=str(checkpoint.tenant).encode()
+        )

@@ -8,15 +8,16 @@ from contextlib import asynccontextmanager
 
 from mnemo_auth import TokenVerifier
 from mnemo_events import AuditRecorded
+from mnemo_events.audit_checkpoints import ensure_checkpoint_topic
 from mnemo_service import Composition
 from mnemo_store.audit_log import AuditLog
 from mnemo_telemetry.service import ServiceRuntime
 
-from mnemo_audit.adapters import WatchedAuditLog
+from mnemo_audit.adapters import KafkaCheckpoints, WatchedAuditLog
 from mnemo_audit.routes import audit_router
 from mnemo_audit.settings import Settings
 from mnemo_audit.subscribers import audit_handler
-from mnemo_audit.use_cases import AppendAuditEvents
+from mnemo_audit.use_cases import AppendAuditEvents, PublishCheckpoints
 
 SERVICE = "audit"
 
@@ -30,15 +31,24 @@ def create_app(settings: Settings | None = None) -> ServiceRuntime:
     @asynccontextmanager
     async def lifespan(kit: Composition) -> AsyncIterator[None]:
         await kit.ensure_topics(settings.topic)
+        await ensure_checkpoint_topic(settings.kafka, settings.checkpoint_topic)
         audit_log = AuditLog(await kit.pool(settings.database_url, max_size=settings.pool_size))
+        checkpoints = PublishCheckpoints(
+            audit_log, KafkaCheckpoints(kit.broker, settings.checkpoint_topic)
+        )
         kit.consume(
             topic=settings.topic,
             group=settings.group,
             data_model=AuditRecorded,
             handler=audit_handler(
-                AppendAuditEvents(WatchedAuditLog(audit_log)), settings.producers
+                AppendAuditEvents(WatchedAuditLog(audit_log, checkpoints.grew)),
+                settings.producers,
             ),
             batch=True,
+        )
+        kit.background(
+            "checkpoints",
+            lambda stopping: checkpoints.run(stopping, settings.checkpoint_interval_seconds),
         )
         kit.include(audit_router(verifier, lambda: audit_log, settings.page_limit))
         yield

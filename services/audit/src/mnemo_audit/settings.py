@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from mnemo_events import AUDIT
+from mnemo_events.audit_checkpoints import CHECKPOINTS
 from mnemo_service import AuthSettings, ServiceSettings
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
@@ -30,3 +31,8 @@ class Settings(ServiceSettings, AuthSettings):
     Any other event is dead-lettered with the reason."""
     page_limit: int = Field(default=1000, ge=1)
     """Most rows one `GET /v1/audit` answers."""
+    checkpoint_topic: str = CHECKPOINTS
+    """The compacted topic the chains' head checkpoints go to (`mnemo audit verify --checkpoints`)."""
+    checkpoint_interval_seconds: float = Field(default=10.0, gt=0)
+    """How often the heads of the chains that grew are published: rows appended since the last
+    checkpoint can be cut or rewritten unseen, so this bounds that window."""

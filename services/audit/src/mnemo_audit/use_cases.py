@@ -3,12 +3,16 @@ through a chain, verify it. No Kafka, no HTTP here."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Protocol
 
 from mnemo_events import AuditRecorded, Envelope
+from mnemo_events.audit_checkpoints import Checkpoint
 from mnemo_store.audit_chain import AuditValueError, ChainReport, ChainRow, check_chain_value
 from mnemo_store.audit_log import AuditFilter, NewAuditEvent
 
@@ -151,3 +155,59 @@ async def audit_page(
 
 async def verify_audit_chain(reader: AuditReader, tenant: uuid.UUID) -> ChainReport:
     return await reader.verify(tenant)
+
+
+class ChainHeadReader(Protocol):
+    async def head(self, tenant: uuid.UUID) -> tuple[int, bytes] | None: ...
+
+
+class CheckpointSink(Protocol):
+    async def publish(self, checkpoint: Checkpoint) -> None: ...
+
+
+class PublishCheckpoints:
+    """Publishes the head of every chain that grew since the last round: `grew(tenant)` after an
+    append, then each call sends one checkpoint per such tenant (its head read back from the log,
+    so it is the database's head, whichever replica appended). A tenant whose checkpoint could not
+    be sent stays pending for the next round."""
+
+    def __init__(
+        self,
+        heads: ChainHeadReader,
+        sink: CheckpointSink,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self._heads = heads
+        self._sink = sink
+        self._clock = clock
+        self._pending: set[uuid.UUID] = set()
+
+    def grew(self, tenant: uuid.UUID) -> None:
+        self._pending.add(tenant)
+
+    @property
+    def pending(self) -> frozenset[uuid.UUID]:
+        return frozenset(self._pending)
+
+    async def __call__(self) -> int:
+        """One round; the number of checkpoints sent."""
+        tenants = sorted(self._pending)
+        self._pending.clear()
+        sent = 0
+        for index, tenant in enumerate(tenants):
+            try:
+                head = await self._heads.head(tenant)
+                if head is not None:
+                    await self._sink.publish(Checkpoint(tenant, head[0], head[1], self._clock()))
+                    sent += 1
+            except BaseException:
+                self._pending.update(tenants[index:])
+                raise
+        return sent
+
+    async def run(self, stopping: asyncio.Event, interval: float) -> None:
+        """Rounds every `interval` seconds until `stopping` is set, and a last one then."""
+        while not stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stopping.wait(), interval)
+            await self()
