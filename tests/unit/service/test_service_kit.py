@@ -124,6 +124,14 @@ def test_load_settings_refuses_a_bad_configuration_with_one_line_and_status_2(
         line = capsys.readouterr().err
         assert line.count("\n") == 1
         assert line.startswith(reason), line
+    monkeypatch.setenv("MNEMO_KIT_PORT", "9000")
+    monkeypatch.setenv("MNEMO_DEVELOPMENT", "1")
+    monkeypatch.setenv("MNEMO_KAFKA_SECURITY_PROTOCOL", "SASL_SSL")
+    with pytest.raises(SystemExit):
+        load_settings(KitSettings, "kit")
+    line = capsys.readouterr().err
+    assert line.startswith("kit: refusing to start: KafkaSettings settings: Value error, "), line
+    assert "needs MNEMO_KAFKA_SASL_USERNAME" in line
 
 
 async def test_the_api_answers_503_until_the_lifespan_has_built_it_and_probes_answer_at_once() -> (

@@ -168,8 +168,10 @@ def load_settings(settings_cls: type[S], service: str) -> S:
     try:
         return settings_cls()
     except ValidationError as error:
+        # A nested settings class (KafkaSettings, ...) raises its own error: name it.
+        where = "" if error.title == settings_cls.__name__ else f"{error.title} "
         reasons = "; ".join(
-            f"{'.'.join(str(part) for part in e['loc']) or 'settings'}: {e['msg']}"
+            f"{where}{'.'.join(str(part) for part in e['loc']) or 'settings'}: {e['msg']}"
             for e in error.errors()
         )
         print(f"{service}: refusing to start: {reasons}", file=sys.stderr)
