@@ -33,7 +33,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import asyncpg
 from mnemo_mdn import (
@@ -85,6 +85,7 @@ from mnemo_navigator.use_cases import (
     source_uri,
 )
 
+Lookup = Literal["retrieve", "search"]
 STORE_KIND = "store_graph"
 DECLARED_KINDS = ("inline", "graph")
 _SET_TENANT = "SELECT set_config('mnemo.tenant', $1, true)"
@@ -502,16 +503,17 @@ class FormsNavigator:
     # -- retrieve and search
 
     async def retrieve(
-        self, caller: Caller, corpus_id: str, request: RetrieveRequest, *, operation: Any = None
+        self,
+        caller: Caller,
+        corpus_id: str,
+        request: RetrieveRequest,
+        *,
+        operation: Lookup = "retrieve",
     ) -> RetrieveResult:
         entry = await self._other_form(caller, corpus_id)
         if entry is None:
-            if operation is None:
-                return await self._navigator.retrieve(caller, corpus_id, request)
             return await self._navigator.retrieve(caller, corpus_id, request, operation=operation)
-        return await self._retrieve_other(
-            caller, entry, request, "search" if operation == "search" else "retrieve"
-        )
+        return await self._retrieve_other(caller, entry, request, operation)
 
     async def search(
         self,
@@ -537,7 +539,7 @@ class FormsNavigator:
         )
 
     async def _retrieve_other(
-        self, caller: Caller, entry: CorpusEntry, request: RetrieveRequest, operation: str
+        self, caller: Caller, entry: CorpusEntry, request: RetrieveRequest, operation: Lookup
     ) -> RetrieveResult:
         started = time.perf_counter()
         checked_query(request.query, "goal" if operation == "search" else "query")
@@ -559,7 +561,7 @@ class FormsNavigator:
                 self._navigator.query_audit(
                     caller,
                     entry.corpus_id,
-                    "search" if operation == "search" else "retrieve",
+                    operation,
                     request.query,
                     tuple(r.id for r in ranked),
                     (time.perf_counter() - started) * 1000,
