@@ -24,6 +24,14 @@ per CPU second of the ingest process, and its ratio to the default's (or the fir
 the default) (target: ≥ 2× at 0.01). `--only sampling` runs just these (written to
 bench/results/ingest_bench_sampling.json), `--sampling-runs 'default,ratio 0.01'` some of them.
 
+`--only http` runs the HTTP write path instead (issue 23): the same ingest process, and a navigator
+process of this run (`python -m mnemo_navigator`, HTTP only, its persist topic the ingest's)
+taking `POST /v1/stores/{store}/rows` with batches of `--http-batch` rows (100) from
+`--http-concurrency` clients at once (4), `--http-rows` rows in all (5,000). Its rows per second
+are from the first request to the last row committed by ingest (target: ≥ 1,000 rows/s); also
+the requests' latency (each answered once its rows are in Kafka, through the navigator's outbox
+and relay) and the navigator's CPU seconds. Written to bench/results/ingest_bench_http.json.
+
 `--baseline-ref REF` (with the sampling runs) runs first, side by side with them, the ingest
 service of git commit REF (its libs and services exported with `git archive` into a temporary
 directory put first on PYTHONPATH; the rest of the environment is this checkout's) under its
@@ -48,12 +56,14 @@ import tempfile
 import time
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 import httpx
 from aiokafka import AIOKafkaProducer
+from mnemo_auth import DEVELOPMENT_SECRET, mint_token
 from mnemo_axon.compiler import load_deployment
 from mnemo_events import PersistRow, new_envelope
 from mnemo_events.provisioning import ensure_topics
@@ -64,6 +74,7 @@ from mnemo_store.identifiers import store_table
 TENANTS = 4
 PARTITIONS = 6
 RESULTS = Path(__file__).parent / "results" / "ingest_bench.json"
+HTTP_RESULTS = Path(__file__).parent / "results" / "ingest_bench_http.json"
 SAMPLING_RESULTS = Path(__file__).parent / "results" / "ingest_bench_sampling.json"
 PG_PORT = int(os.environ.get("MNEMO_PG_PORT", "25432"))
 TRACING_VARIABLES = (
@@ -97,6 +108,7 @@ def _url(variable: str, role: str) -> str:
 
 OWNER = _url("MNEMO_OWNER_DATABASE_URL", "mnemo_owner")
 INGEST = _url("MNEMO_INGEST_DATABASE_URL", "mnemo_ingest")
+NAVIGATOR = _url("MNEMO_NAVIGATOR_DATABASE_URL", "mnemo_navigator")
 RELAY = _url("MNEMO_RELAY_DATABASE_URL", "mnemo_relay")
 BOOTSTRAP = os.environ.get("MNEMO_KAFKA_BOOTSTRAP", "127.0.0.1:29092")
 
@@ -151,6 +163,27 @@ def export_sources(ref: str, into: Path) -> str:
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     sources = sorted(str(src) for src in into.glob("*/*/src") if src.is_dir())
     return os.pathsep.join(sources)
+
+
+def tail(log: Path) -> str:
+    return log.read_text()[-2000:]
+
+
+async def ready(process: subprocess.Popen[bytes], port: int, log: Path, what: str) -> None:
+    """Wait until `process` answers `/readyz` on `port` (60 s at most)."""
+    async with httpx.AsyncClient() as http:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"{what} exited: {tail(log)}")
+            try:
+                if (await http.get(f"http://127.0.0.1:{port}/readyz")).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{what} never ready: {tail(log)}")
+            await asyncio.sleep(0.2)
 
 
 def free_port() -> int:
@@ -224,17 +257,28 @@ def records(setup: Setup, count: int, run: str) -> list[tuple[bytes, bytes]]:
     return out
 
 
-async def run_service(
+@dataclass
+class IngestRun:
+    """An ingest process of one run, on topics of its own."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    log: Path
+    topic: str
+    app_name: str
+
+
+async def start_ingest(
     setup: Setup,
     *,
-    rows: int,
-    batch: int,
     name: str,
+    batch: int,
     tracing_env: Mapping[str, str] | None = None,
     pythonpath: str | None = None,
-) -> dict[str, Any]:
-    """One run of the ingest process; `tracing_env` (when given) replaces the caller's tracing
-    variables (`TRACING_VARIABLES`); `pythonpath` puts other sources first (`export_sources`)."""
+) -> IngestRun:
+    """`python -m mnemo_ingest` on topics of run `name`, taking batches of up to `batch` records;
+    `tracing_env` (when given) replaces the caller's tracing variables (`TRACING_VARIABLES`);
+    `pythonpath` puts other sources first (`export_sources`)."""
     topic = f"bench.persist.{setup.suffix}.{name}.v1"
     persisted = f"bench.persisted.{setup.suffix}.{name}.v1"
     audit = f"bench.audit.{setup.suffix}.{name}.v1"
@@ -273,23 +317,36 @@ async def run_service(
         stdout=log.open("wb"),
         stderr=subprocess.STDOUT,
     )
+    return IngestRun(process, port, log, topic, app_name)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+async def run_service(
+    setup: Setup,
+    *,
+    rows: int,
+    batch: int,
+    name: str,
+    tracing_env: Mapping[str, str] | None = None,
+    pythonpath: str | None = None,
+) -> dict[str, Any]:
+    """One run of the ingest process, the rows produced straight to its persist topic."""
+    ingest = await start_ingest(
+        setup, name=name, batch=batch, tracing_env=tracing_env, pythonpath=pythonpath
+    )
+    process, log, topic, app_name = ingest.process, ingest.log, ingest.topic, ingest.app_name
     payload = records(setup, rows, name)
     table = store_table(setup.docs)
     before = await setup.per_tenant(f"SELECT count(*) FROM {table}")
     try:
-        async with httpx.AsyncClient() as http:
-            deadline = time.monotonic() + 60
-            while True:
-                if process.poll() is not None:
-                    raise RuntimeError(f"ingest exited: {log.read_text()[-2000:]}")
-                try:
-                    if (await http.get(f"http://127.0.0.1:{port}/readyz")).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"ingest never ready: {log.read_text()[-2000:]}")
-                await asyncio.sleep(0.2)
+        await ready(process, ingest.port, log, "ingest")
         cpu_at_ready = cpu_seconds(process.pid)
         database_at_ready = await database_cpu(setup.owner, app_name)
         producer = AIOKafkaProducer(bootstrap_servers=BOOTSTRAP, linger_ms=5, acks="all")
@@ -326,11 +383,7 @@ async def run_service(
             seconds for pid, seconds in database_at_ready.items() if pid in database
         )
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop(process)
     landed = await setup.per_tenant(f"SELECT count(*) FROM {table}") - before
     assert landed == rows, f"{name}: {landed} rows for {rows} events"
     return {
@@ -353,6 +406,149 @@ async def run_service(
         * rows
         / (cpu + database_seconds),
         "published_rows_per_second": rows / published,
+    }
+
+
+async def until_started(http: httpx.AsyncClient, url: str) -> None:
+    """Until `url` answers something else than the start gate's 503 (60 s at most)."""
+    deadline = time.monotonic() + 60
+    while (await http.post(url, json={"rows": []})).status_code == 503:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the navigator never started")
+        await asyncio.sleep(0.2)
+
+
+def http_rows(setup: Setup, count: int) -> dict[uuid.UUID, list[dict[str, Any]]]:
+    """`count` document rows, spread over the tenants (each tenant's rows in its own requests)."""
+    subs = {tenant: [str(uuid.uuid4()) for _ in range(4)] for tenant in setup.tenants}
+    rows: dict[uuid.UUID, list[dict[str, Any]]] = {tenant: [] for tenant in setup.tenants}
+    for n in range(count):
+        tenant = setup.tenants[n % TENANTS]
+        rows[tenant].append(
+            {
+                "id": str(uuid.uuid4()),
+                "tenant_id": subs[tenant][n % 4],
+                "title": f"http memory {n}",
+                "body": f"what the agent learned at step {n} of the http run",
+            }
+        )
+    return rows
+
+
+async def run_http(setup: Setup, *, rows: int, batch: int, concurrency: int) -> dict[str, Any]:
+    """Rows written through the navigator's `POST /v1/stores/{store}/rows` to an ingest process,
+    `batch` rows a request, `concurrency` requests at once."""
+    ingest = await start_ingest(setup, name="http", batch=500)
+    port = free_port()
+    app_name = f"ingest_bench_{setup.suffix}_navigator"
+    env = {
+        **os.environ,
+        "MNEMO_DEVELOPMENT": "1",  # tokens signed with the development key
+        "MNEMO_NAVIGATOR_PORT": str(port),
+        "MNEMO_NAVIGATOR_DATABASE_URL": f"{NAVIGATOR}?application_name={app_name}",
+        "MNEMO_RELAY_DATABASE_URL": f"{RELAY}?application_name={app_name}",
+        "MNEMO_NAVIGATOR_PERSIST_TOPIC": ingest.topic,
+        "MNEMO_NAVIGATOR_AUDIT_TOPIC": f"bench.audit.{setup.suffix}.navigator.v1",
+        "MNEMO_NAVIGATOR_CONSUME_REQUESTS": "false",
+        "MNEMO_KAFKA_BOOTSTRAP": BOOTSTRAP,
+        "MNEMO_KAFKA_PARTITIONS": str(PARTITIONS),
+    }
+    for variable in ("MNEMO_NAVIGATOR_TOKEN_PUBLIC_KEY", "MNEMO_NAVIGATOR_JWKS_URL"):
+        env.pop(variable, None)
+    env.setdefault("MNEMO_NAVIGATOR_TOKEN_SECRET", DEVELOPMENT_SECRET)
+    log = Path(tempfile.gettempdir()) / f"ingest_bench_{setup.suffix}_navigator.log"
+    navigator = subprocess.Popen(  # noqa: ASYNC220 (started once, not on a hot path)
+        [sys.executable, "-m", "mnemo_navigator"],
+        env=env,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
+    table = store_table(setup.docs)
+    before = await setup.per_tenant(f"SELECT count(*) FROM {table}")
+    by_tenant = http_rows(setup, rows)
+    requests: list[tuple[uuid.UUID, list[dict[str, Any]]]] = [
+        (tenant, tenant_rows[i : i + batch])
+        for tenant, tenant_rows in by_tenant.items()
+        for i in range(0, len(tenant_rows), batch)
+    ]
+    tokens = {
+        tenant: mint_token(tenant=tenant, secret=DEVELOPMENT_SECRET, scopes=("write",))
+        for tenant in setup.tenants
+    }
+    latencies: list[float] = []
+    try:
+        await ready(ingest.process, ingest.port, ingest.log, "ingest")
+        await ready(navigator, port, log, "navigator")
+        cpu_at_ready = cpu_seconds(navigator.pid)
+        ingest_at_ready = cpu_seconds(ingest.process.pid)
+        names = (app_name, ingest.app_name)
+        database_at_ready = {n: await database_cpu(setup.owner, n) for n in names}
+        url = f"http://127.0.0.1:{port}/v1/stores/{setup.docs}/rows"
+        queue = list(reversed(requests))
+
+        async def client(http: httpx.AsyncClient) -> None:
+            while queue:
+                tenant, body = queue.pop()
+                # Event ids of the caller's own, so that a request answered 503 is resent safely.
+                request = {"rows": body, "event_ids": [str(uuid.uuid4()) for _ in body]}
+                sent = time.monotonic()
+                while True:
+                    answer = await http.post(
+                        url, json=request, headers={"Authorization": f"Bearer {tokens[tenant]}"}
+                    )
+                    if answer.status_code != 503:
+                        break
+                    await asyncio.sleep(0.2)
+                if answer.status_code != 202:
+                    raise RuntimeError(f"write refused: {answer.status_code} {answer.text[:300]}")
+                latencies.append(time.monotonic() - sent)
+
+        async with httpx.AsyncClient(timeout=60) as http:
+            # Ready is not started: the API answers 503 until the lifespan has built its routes.
+            await until_started(http, url)
+            started = time.monotonic()
+            await asyncio.gather(*(client(http) for _ in range(concurrency)))
+            accepted = time.monotonic() - started
+        deadline = started + 600
+        while True:
+            landed = await setup.per_tenant(f"SELECT count(*) FROM {table}") - before
+            if landed >= rows:
+                committed = time.monotonic() - started
+                break
+            if time.monotonic() > deadline or ingest.process.poll() is not None:
+                raise RuntimeError(f"http: {landed} of {rows} rows after 600 s")
+            await asyncio.sleep(0.05)
+        cpu = cpu_seconds(navigator.pid) - cpu_at_ready
+        ingest_cpu = cpu_seconds(ingest.process.pid) - ingest_at_ready
+        database_seconds = 0.0
+        for n in names:
+            now = await database_cpu(setup.owner, n)
+            database_seconds += sum(now.values()) - sum(
+                seconds for pid, seconds in database_at_ready[n].items() if pid in now
+            )
+    finally:
+        stop(navigator)
+        stop(ingest.process)
+    latencies.sort()
+    return {
+        "rows": rows,
+        "rows_per_request": batch,
+        "concurrency": concurrency,
+        "accepted_seconds": accepted,
+        "committed_seconds": committed,
+        "committed_rows_per_second": rows / committed,
+        "accepted_rows_per_second": rows / accepted,
+        "request_p50_ms": 1000 * latencies[len(latencies) // 2],
+        "request_p95_ms": 1000 * latencies[min(len(latencies) - 1, int(0.95 * len(latencies)))],
+        "navigator_cpu_seconds": cpu,
+        "rows_per_navigator_cpu_second": rows / cpu if cpu else None,
+        "ingest_cpu_seconds": ingest_cpu,
+        "database_cpu_seconds": database_seconds,
+        # From CPU time alone, on two idle cores: the navigator, ingest and Postgres share them.
+        "projected_rows_per_second_on_2_idle_cores": 2
+        * rows
+        / (cpu + ingest_cpu + database_seconds),
+        "target_rows_per_second": 1000,
     }
 
 
@@ -417,7 +613,10 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=50_000)
     parser.add_argument("--naive-rows", type=int, default=3_000)
-    parser.add_argument("--only", choices=("batched", "naive", "sampling"))
+    parser.add_argument("--only", choices=("batched", "naive", "sampling", "http"))
+    parser.add_argument("--http-rows", type=int, default=5_000)
+    parser.add_argument("--http-batch", type=int, default=100)
+    parser.add_argument("--http-concurrency", type=int, default=4)
     parser.add_argument("--sampling", action="store_true", help="add the tracing cost runs")
     parser.add_argument("--sampling-rows", type=int, default=20_000)
     parser.add_argument(
@@ -436,18 +635,47 @@ async def main() -> None:
     setup = Setup(owner)
     runs: dict[str, dict[str, Any]] = {}
     sampling: list[dict[str, Any]] = []
+    http: dict[str, Any] | None = None
     try:
         await setup.create()
         if args.only in (None, "batched"):
             runs["batched"] = await run_service(setup, rows=args.rows, batch=500, name="batched")
         if args.only in (None, "naive"):
             runs["naive"] = await run_service(setup, rows=args.naive_rows, batch=1, name="naive")
+        if args.only == "http":
+            http = await run_http(
+                setup,
+                rows=args.http_rows,
+                batch=args.http_batch,
+                concurrency=args.http_concurrency,
+            )
         if args.sampling or args.only == "sampling":
             labels = set(args.sampling_runs.split(",")) if args.sampling_runs else None
             sampling = await run_sampling(setup, args.sampling_rows, labels, args.baseline_ref)
     finally:
         await setup.remove()
         await owner.close()
+    machine = {
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "load_average_1m": os.getloadavg()[0],
+    }
+    if http is not None:
+        print(
+            f"HTTP writes: {http['rows']} rows in requests of {http['rows_per_request']}, "
+            f"{http['concurrency']} at once: accepted (in Kafka) in {http['accepted_seconds']:.2f} s "
+            f"({http['accepted_rows_per_second']:.0f} rows/s), committed by ingest in "
+            f"{http['committed_seconds']:.2f} s: {http['committed_rows_per_second']:.0f} rows/s "
+            f"(target 1,000: {http['committed_rows_per_second'] / 1000:.2f}x); request p50 "
+            f"{http['request_p50_ms']:.0f} ms, p95 {http['request_p95_ms']:.0f} ms; navigator CPU "
+            f"{http['navigator_cpu_seconds']:.1f} s, ingest {http['ingest_cpu_seconds']:.1f} s, "
+            f"Postgres {http['database_cpu_seconds']:.1f} s: projected on 2 idle cores "
+            f"{http['projected_rows_per_second_on_2_idle_cores']:.0f} rows/s "
+            f"(load average {machine['load_average_1m']:.1f})"
+        )
+        HTTP_RESULTS.parent.mkdir(exist_ok=True)
+        HTTP_RESULTS.write_text(json.dumps({"machine": machine, **http}, indent=2) + "\n")
+        print(f"wrote {HTTP_RESULTS.name}")
     results: dict[str, Any] = {
         "machine": {
             "cpus": os.cpu_count(),
