@@ -1,6 +1,7 @@
 """`mnemo tenant create NAME` (prints the new tenant's id), `mnemo tenant list [--json]` and
-`mnemo tenant erase T --yes` (every row of the tenant goes, its audit payloads are redacted), as the
-owner role.
+`mnemo tenant erase T --yes` (every row of the tenant goes, its audit payloads are redacted),
+`mnemo tenant export T DIR` and `mnemo tenant import DIR [--as NAME]` (`mnemo_store.tenant_export`),
+as the owner role.
 
 A name follows the one rule `mnemo_store.registry` states (`TENANT_NAME_PATTERN`); it is checked
 before connecting, so a bad name is a usage error (exit 2) that says what would be right. A listed
@@ -12,6 +13,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -26,6 +29,7 @@ from mnemo_store.registry import (
     list_tenants,
     shown_name,
 )
+from mnemo_store.tenant_export import TransferReport, export_tenant, import_tenant
 
 from mnemo_cli.errors import CliError
 from mnemo_cli.owner_connection import with_owner
@@ -55,6 +59,26 @@ def register(subparsers: Any) -> None:  # argparse's subparsers action has no pu
     )
     erase.add_argument("--json", action="store_true", help="print what was erased as JSON")
     erase.set_defaults(func=run_erase)
+    export = actions.add_parser(
+        "export",
+        help="write a tenant's declarations, store rows, memory and audit chain as JSON lines"
+        " with a manifest (counts, digests) into DIR",
+    )
+    export.add_argument("tenant", help="tenant id or name")
+    export.add_argument("directory", type=Path, help="a new or empty directory")
+    export.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    export.set_defaults(func=run_export)
+    restore = actions.add_parser(
+        "import",
+        help="restore an export (checked whole first: a tampered file is refused naming file and"
+        " row) as the same tenant, or as a new one with --as",
+    )
+    restore.add_argument("directory", type=Path, help="a directory `mnemo tenant export` wrote")
+    restore.add_argument(
+        "--as", dest="as_name", help="create a new tenant of this name (a new id) for the rows"
+    )
+    restore.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    restore.set_defaults(func=run_import)
 
 
 def run_create(args: argparse.Namespace) -> int:
@@ -144,4 +168,52 @@ def run_erase(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    return 0
+
+
+def _progress(args: argparse.Namespace) -> Callable[[str, int], None] | None:
+    if args.quiet:
+        return None
+
+    def show(relative: str, rows: int) -> None:
+        print(f"  {relative}: {rows} rows", file=sys.stderr, flush=True)
+
+    return show
+
+
+def _summary(verb: str, report: TransferReport) -> None:
+    rows = sum(f.rows for name, f in report.files.items() if name != "declarations.jsonl")
+    print(
+        f"{verb} tenant {report.tenant} ({shown_name(report.name)}): {rows} rows in"
+        f" {len(report.files)} files; audit head seq {report.audit_head_seq}"
+        + (f", hash {report.audit_head_hash}" if report.audit_head_hash else "")
+    )
+
+
+def run_export(args: argparse.Namespace) -> int:
+    async def work(connection: asyncpg.Connection) -> TransferReport:
+        tenant = await resolve_tenant(connection, args.tenant)
+        return await export_tenant(connection, tenant, args.directory, _progress(args))
+
+    try:
+        report = with_owner(work)
+    except OSError as error:
+        raise CliError(f"cannot write the export: {error}") from None
+    _summary("exported", report)
+    return 0
+
+
+def run_import(args: argparse.Namespace) -> int:
+    if args.as_name is not None:
+        try:
+            check_tenant_name(args.as_name)
+        except InvalidTenantNameError as error:
+            raise CliError(str(error)) from None
+
+    async def work(connection: asyncpg.Connection) -> TransferReport:
+        return await import_tenant(
+            connection, args.directory, as_name=args.as_name, progress=_progress(args)
+        )
+
+    _summary("imported", with_owner(work))
     return 0
