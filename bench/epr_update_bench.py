@@ -1,0 +1,170 @@
+"""EPR after a refresh: updated by residual push (`mnemo_mdn.epr_update`) against the warm start it
+replaces, side by side in one process (issue 29).
+
+A graph of `n` documents with 5 random edges each (all relation types, weights in [0.05, 1]) as
+`bench/navigate_bench.py` seeds it; then `--writes` refreshes, each adding one document, of two
+kinds: `self` (the navigate bench's write: a document citing itself) and `cites` (a document citing
+two random documents and cited by one: its residual reaches the graph). Each refresh is one
+`carry_over`, then EPR twice on two copies of the successor: once as the navigator computes it
+(update, or the warm start when the update gives up) and once by the warm start alone (the previous
+code), alternating which goes first, so that the machine's load falls on both alike. Every result
+is checked against a cold run within 1e-9. Prints a table, writes bench/results/epr_update_bench.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from mnemo_mdn import CorpusGraph, epr
+from mnemo_mdn.incremental import GraphChange, carry_over
+from mnemo_mdn.params import DEFAULT_PARAMS
+from mnemo_mdn.relations import RELATION_TYPES
+from mnemo_mdn.signed_pagerank import (
+    WARM_START_PREFIX,
+    EprResult,
+    _compute,
+    _warm_start,
+    epr_key,
+)
+
+RESULTS = Path(__file__).parent / "results" / "epr_update_bench.json"
+EDGES_PER_DOCUMENT = 5
+
+
+def random_graph(
+    n: int, seed: int
+) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    ids = [f"n{k:08d}" for k in range(n)]
+    m = EDGES_PER_DOCUMENT * n
+    return (
+        ids,
+        np.repeat(np.arange(n), EDGES_PER_DOCUMENT),
+        rng.integers(0, n, m),
+        rng.integers(0, len(RELATION_TYPES), m),
+        0.05 + 0.95 * rng.random(m),
+    )
+
+
+def build(ids: list[str], source: Any, target: Any, codes: Any, weights: Any) -> CorpusGraph:
+    return CorpusGraph.from_arrays(
+        ids,
+        ids,
+        edge_source=source,
+        edge_target=target,
+        edge_type=codes,
+        edge_weight=weights,
+        order="declared",
+    )
+
+
+def timed(compute: Any) -> tuple[float, EprResult]:
+    started = time.perf_counter()
+    result = compute()
+    return (time.perf_counter() - started) * 1000, result
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return {"p50_ms": round(statistics.median(ordered), 2), "p95_ms": round(p95, 2)}
+
+
+def run(n: int, kind: str, writes: int, seed: int) -> dict[str, Any]:
+    ids, source, target, codes, weights = random_graph(n, seed)
+    rng = np.random.default_rng(seed + 1)
+    graph = build(ids, source, target, codes, weights)
+    epr(graph)
+    key = epr_key(DEFAULT_PARAMS)
+    updated_ms, warm_ms, worst = [], [], 0.0
+    first_ms = 0.0
+    for k in range(writes + 1):
+        new = len(ids)
+        ids = [*ids, f"n{new:08d}"]
+        if kind == "self":
+            extra = ([new], [new], [0], [0.5])
+        else:
+            a, b, c = (int(x) for x in rng.integers(0, new, 3))
+            extra = ([new, new, c], [a, b, new], [0, 1, 0], [0.5, 0.7, 0.6])
+        source = np.concatenate((source, extra[0]))
+        target = np.concatenate((target, extra[1]))
+        codes = np.concatenate((codes, extra[2]))
+        weights = np.concatenate((weights, extra[3]))
+        moved = np.arange(new, dtype=np.int64)
+        change = GraphChange(moved, np.array([new], dtype=np.int64))
+        successor = carry_over(graph, build(ids, source, target, codes, weights), change)
+        baseline = carry_over(graph, build(ids, source, target, codes, weights), change)
+        assert baseline.memoised(WARM_START_PREFIX + key) is not None
+
+        def warm_only(g: CorpusGraph = baseline) -> EprResult:
+            return _compute(g, DEFAULT_PARAMS, _warm_start(g, key))
+
+        def navigator(g: CorpusGraph = successor) -> EprResult:
+            return epr(g)
+
+        if k % 2:
+            warm_time, _ = timed(warm_only)
+            update_time, result = timed(navigator)
+        else:
+            update_time, result = timed(navigator)
+            warm_time, _ = timed(warm_only)
+        cold = epr(build(ids, source, target, codes, weights))
+        worst = max(worst, float(np.abs(result.epr - cold.epr).max()))
+        assert worst <= 1e-9, worst
+        if k == 0:
+            first_ms = update_time  # the states are solved from the old EPR here
+        else:
+            updated_ms.append(update_time)
+            warm_ms.append(warm_time)
+        graph = successor
+    return {
+        "documents": n,
+        "write": kind,
+        "writes": writes,
+        "first_refresh_ms": round(first_ms, 1),
+        "updated": summary(updated_ms),
+        "warm_start": summary(warm_ms),
+        "speedup_p50": round(statistics.median(warm_ms) / statistics.median(updated_ms), 1),
+        "max_abs_vs_cold": worst,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--writes", type=int, default=20)
+    arguments = parser.parse_args()
+    results = []
+    load_before = os.getloadavg()
+    print(f"{'docs':>8} {'write':>6} {'updated p50/p95':>16} {'warm p50/p95':>16}  first  speedup")
+    for n in arguments.sizes:
+        for kind in ("self", "cites"):
+            r = run(n, kind, arguments.writes, seed=n)
+            results.append(r)
+            u, w = r["updated"], r["warm_start"]
+            print(
+                f"{n:>8} {kind:>6} {u['p50_ms']:>7.1f}/{u['p95_ms']:<8.1f} "
+                f"{w['p50_ms']:>7.1f}/{w['p95_ms']:<8.1f} {r['first_refresh_ms']:>6.0f}"
+                f"  {r['speedup_p50']}x",
+                flush=True,
+            )
+    load = [round(x, 2) for x in (*load_before, *os.getloadavg())]
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(
+        json.dumps(
+            {"benchmark": "epr_update_bench", "load_average": load, "results": results}, indent=2
+        )
+        + "\n"
+    )
+    print(f"load average before/after: {load}; wrote {RESULTS.name}")
+
+
+if __name__ == "__main__":
+    main()
