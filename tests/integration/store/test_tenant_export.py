@@ -22,6 +22,7 @@ from mnemo_cli.owner_connection import OWNER_URL_VARIABLE
 from mnemo_mdn.navigation import navigate
 from mnemo_store import Store, StoreError
 from mnemo_store.audit_log import AuditLog, NewAuditEvent
+from mnemo_store.erasure import erase_tenant
 from mnemo_store.tenant_export import (
     ExportIntegrityError,
     check_export,
@@ -242,3 +243,23 @@ def test_the_import_command_names_the_tampered_file_and_row(
         assert "is not empty" in capsys.readouterr().err
     finally:
         assert main(["tenant", "erase", tenant, "--yes"]) == 0
+
+
+async def test_an_export_of_an_erased_tenant_comes_back_only_under_a_new_name(
+    declare: Declare,
+    new_tenant: NewTenant,
+    store: Store,
+    owner: asyncpg.Connection,
+    audit: AuditLog,
+    tmp_path: Path,
+) -> None:
+    declared = await declare()
+    tenant = await new_tenant()
+    await fill(store, declared, tenant, audit)
+    await export_tenant(owner, tenant, tmp_path / "export")
+    await erase_tenant(owner, tenant)
+    with pytest.raises(StoreError, match="was erased here"):
+        await import_tenant(owner, tmp_path / "export")
+    assert not await owner.fetchval(
+        "SELECT EXISTS (SELECT FROM mnemo.tenants WHERE tenant_id = $1)", tenant
+    )

@@ -425,6 +425,13 @@ async def import_tenant(
                     f"tenant {original} ({manifest['name']}) already exists here: import under"
                     " another name with --as NAME"
                 )
+            if await connection.fetchval(
+                "SELECT EXISTS (SELECT FROM mnemo.erased_tenants WHERE tenant_id = $1)", original
+            ):
+                raise StoreError(
+                    f"tenant {original} was erased here, and its id stays refused: import under"
+                    " another name with --as NAME"
+                )
             tenant, name = original, manifest["name"]
             await connection.execute(
                 "INSERT INTO mnemo.tenants (tenant_id, name) VALUES ($1, $2)", tenant, name
