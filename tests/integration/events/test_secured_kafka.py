@@ -26,6 +26,7 @@ from pathlib import Path
 import httpx
 import pytest
 from aiokafka.errors import KafkaConnectionError, TopicAuthorizationFailedError
+from mnemo_events.audit_checkpoints import CHECKPOINTS
 from mnemo_events.broker import create_broker
 from mnemo_events.settings import KafkaSettings
 from mnemo_events.topics import (
@@ -75,7 +76,11 @@ SERVICES = {
         (dead_letter_topic(NAVIGATE_REQUESTED), NAVIGATE_COMPLETED, AUDIT, PERSIST),
     ),
     "audit": Service(
-        "mnemo_audit", "mnemo-audit", "MNEMO_AUDIT_", AUDIT, (dead_letter_topic(AUDIT),)
+        "mnemo_audit",
+        "mnemo-audit",
+        "MNEMO_AUDIT_",
+        AUDIT,
+        (dead_letter_topic(AUDIT), CHECKPOINTS),
     ),
 }
 
@@ -125,7 +130,7 @@ def secure_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureBr
     )
     try:
         assert up.returncode == 0, up.stdout + up.stderr
-        assert "acls: 22 granted" in up.stdout, up.stdout
+        assert "acls: 23 granted" in up.stdout, up.stdout
         yield SecureBroker(env)
     finally:
         subprocess.run(["bash", str(SCRIPT), "down"], env=env, timeout=60, check=False)

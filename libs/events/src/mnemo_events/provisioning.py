@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
 
+from mnemo_events.audit_checkpoints import ensure_checkpoint_topic
 from mnemo_events.errors import TopicCreationError
 from mnemo_events.security import client_options
 from mnemo_events.settings import KafkaSettings
@@ -82,11 +83,19 @@ def _errors(response: object) -> list[tuple[str, int, str]]:
     return [tuple(entry) for entry in getattr(response, "topic_errors", [])]
 
 
+async def provision(settings: KafkaSettings) -> list[str]:
+    """Every Mnemo topic with its `.dlt`, and the audit service's compacted checkpoint topic (an
+    administrator's run: a service whose user may not create topics finds them all made)."""
+    created = await ensure_topics(settings)
+    await ensure_checkpoint_topic(settings)
+    return created
+
+
 def main() -> None:
     """`python -m mnemo_events.provisioning`: create every Mnemo topic from the environment."""
-    created = asyncio.run(ensure_topics(KafkaSettings()))
+    created = asyncio.run(provision(KafkaSettings()))
     wanted = with_dead_letters(TOPICS)
-    print(f"topics: {len(wanted)} present, {len(created)} created now")
+    print(f"topics: {len(wanted)} present, {len(created)} created now; audit checkpoints present")
 
 
 if __name__ == "__main__":
