@@ -23,6 +23,12 @@ Makefile (the local defaults otherwise).
 
 Targets (issue 11): warm p95 ≤ 50 ms at 10k; cold at 100k ≥ 5× faster than naive; write-then-
 navigate at 100k p95 ≤ 250 ms.
+
+`--mcp` runs only the MCP comparison (issue 23; target: MCP adds ≤ 10 ms p95 at 10k): warm
+navigations over the HTTP API and the same ones as the `navigate` tool of MCP over streamable HTTP
+at the navigator's `/mcp` (the MCP SDK's client, one session), alternating, each request timed;
+their p50 and p95, the p95 added by MCP and the ratio. Written to
+bench/results/navigate_bench_mcp.json.
 """
 
 from __future__ import annotations
@@ -44,7 +50,10 @@ from typing import Any
 
 import asyncpg
 import httpx
+import httpx2
 import networkx as nx
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from mnemo_auth import DEVELOPMENT_SECRET, mint_token
 from mnemo_axon.compiler import load_deployment
 from mnemo_mdn.relations import RELATION_TYPES
@@ -56,6 +65,7 @@ from mnemo_store.retrieval import retrieve_sql, text_query
 from mnemo_store.scope import Scope, render_scope
 
 ROOT = Path(__file__).resolve().parents[1]
+MCP_RESULTS = Path(__file__).resolve().parent / "results" / "navigate_bench_mcp.json"
 RESULTS = Path(__file__).parent / "results" / "navigate_bench.json"
 SIZES = (1_000, 10_000, 100_000)
 EDGES_PER_DOCUMENT = 5
@@ -317,6 +327,46 @@ async def retrieval(
     }
 
 
+async def timed_mcp_navigate(mcp: Client, corpus: str, query: str) -> tuple[float, dict[str, Any]]:
+    started = time.perf_counter()
+    result = await mcp.call_tool("navigate", {"corpus": corpus, "query": query, "budget": 5})
+    elapsed = time.perf_counter() - started
+    if result.is_error or result.structured_content is None:
+        raise RuntimeError(f"the navigate tool failed: {result.content}")
+    return elapsed, dict(result.structured_content)
+
+
+async def compare_mcp(
+    client: httpx.AsyncClient, url: str, corpus: str, headers: dict[str, str], count: int
+) -> dict[str, Any]:
+    """Warm navigations over HTTP and over MCP (streamable HTTP), alternating, `count` each."""
+    http2 = httpx2.AsyncClient(headers=headers, timeout=600)
+    async with http2:
+        transport = streamable_http_client(f"{url}/mcp", http_client=http2)
+        async with Client(transport, read_timeout_seconds=600) as mcp:
+            await timed_mcp_navigate(mcp, corpus, "w1 w2")  # the session's first call
+            over_http, over_mcp = [], []
+            for k in range(count):
+                query = f"w{k % 997} w{(k * 13) % 991}"
+                elapsed, body = await timed_navigate(
+                    client, f"{url}/v1/corpora/{corpus}/navigate", headers, query
+                )
+                over_http.append(elapsed)
+                elapsed, answer = await timed_mcp_navigate(mcp, corpus, query)
+                if answer["diagnostics"]["cache"] != "hit" or body["diagnostics"]["cache"] != "hit":
+                    raise RuntimeError("a warm request missed the cache")
+                over_mcp.append(elapsed)
+    http_summary, mcp_summary = summary(over_http), summary(over_mcp)
+    return {
+        "http": http_summary,
+        "mcp": mcp_summary,
+        "mcp_added_p95_ms": round(mcp_summary["p95_ms"] - http_summary["p95_ms"], 2),
+        "mcp_added_p50_ms": round(mcp_summary["p50_ms"] - http_summary["p50_ms"], 2),
+        "mcp_over_http_p95": round(mcp_summary["p95_ms"] / http_summary["p95_ms"], 2),
+        "target_added_p95_ms": 10.0,
+    }
+
+
 async def run_size(
     n: int,
     owner: asyncpg.Connection,
@@ -325,6 +375,7 @@ async def run_size(
     cached_url: str,
     cold_url: str,
     made: list[tuple[StoreCorpus, uuid.UUID]],
+    mcp_only: bool = False,
 ) -> dict[str, Any]:
     suffix = uuid.uuid4().hex[:10]
     deployment = load_deployment(DECLARATIONS.format(s=suffix), "navigate_bench.axon")
@@ -349,6 +400,13 @@ async def run_size(
         "load_average_before": [round(x, 2) for x in os.getloadavg()],
     }
     async with httpx.AsyncClient(timeout=600) as client:
+        if mcp_only:
+            await timed_navigate(client, cached_url + path, headers, "w1 w2")  # fills the cache
+            result["mcp"] = await compare_mcp(
+                client, cached_url, corpus.name, headers, count["warm"]
+            )
+            result["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+            return result
         cold = [
             (await timed_navigate(client, cold_url + path, headers, f"w{k} w{k + 7} w{k + 11}"))[0]
             for k in range(count["cold"])
@@ -457,7 +515,19 @@ def table(results: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-async def main(sizes: Sequence[int]) -> None:
+def mcp_table(result: dict[str, Any]) -> str:
+    mcp = result["mcp"]
+    return (
+        f"{result['documents']:>7} docs, warm navigate: HTTP p50 {mcp['http']['p50_ms']:.1f} ms "
+        f"p95 {mcp['http']['p95_ms']:.1f} ms; MCP (streamable HTTP) p50 {mcp['mcp']['p50_ms']:.1f} "
+        f"ms p95 {mcp['mcp']['p95_ms']:.1f} ms; MCP adds {mcp['mcp_added_p95_ms']:.1f} ms at p95 "
+        f"({mcp['mcp_over_http_p95']:.2f}x; target +10 ms), {mcp['mcp_added_p50_ms']:.1f} ms at p50 "
+        f"(load average {result['load_average_before'][0]:.1f} -> "
+        f"{result['load_average_after'][0]:.1f})"
+    )
+
+
+async def main(sizes: Sequence[int], mcp_only: bool = False) -> None:
     owner_dsn = os.environ.get("MNEMO_OWNER_DATABASE_URL", OWNER)
     reader_dsn = os.environ.get("MNEMO_NAVIGATOR_DATABASE_URL", NAVIGATOR)
     owner = await asyncpg.connect(owner_dsn)
@@ -475,9 +545,14 @@ async def main(sizes: Sequence[int]) -> None:
         async with await Store.connect(owner_dsn, min_size=1, max_size=2) as owner_store:
             for n in sizes:
                 results.append(
-                    await run_size(n, owner, owner_store, reader, urls[0], urls[1], made)
+                    await run_size(
+                        n, owner, owner_store, reader, urls[0], urls[1], made, mcp_only=mcp_only
+                    )
                 )
-                print(table(results[-1:]), flush=True)
+                if mcp_only:
+                    print(mcp_table(results[-1]), flush=True)
+                else:
+                    print(table(results[-1:]), flush=True)
     finally:
         for process in (cached, cold):
             process.terminate()
@@ -485,6 +560,13 @@ async def main(sizes: Sequence[int]) -> None:
         await cleanup(owner, made)
         await owner.close()
         await reader.close()
+    if mcp_only:
+        MCP_RESULTS.parent.mkdir(parents=True, exist_ok=True)
+        MCP_RESULTS.write_text(
+            json.dumps({"benchmark": "navigate_bench --mcp", "results": results}, indent=2) + "\n"
+        )
+        print(f"wrote {MCP_RESULTS.relative_to(ROOT)}")
+        return
     by_size = {r["documents"]: r for r in results}
     verdict: dict[str, Any] = {}
     if 10_000 in by_size:
@@ -515,4 +597,6 @@ async def main(sizes: Sequence[int]) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
-    asyncio.run(main(parser.parse_args().sizes))
+    parser.add_argument("--mcp", action="store_true", help="only MCP against HTTP, warm")
+    arguments = parser.parse_args()
+    asyncio.run(main(arguments.sizes, mcp_only=arguments.mcp))
