@@ -106,6 +106,7 @@ async def through_service(owner: asyncpg.Connection) -> dict[str, Any]:
     port = free_port()
     env = {
         **os.environ,
+        "MNEMO_DEVELOPMENT": "1",  # a local process: no token key needed to start
         "MNEMO_AUDIT_DATABASE_URL": AUDIT,
         "MNEMO_KAFKA_BOOTSTRAP": BOOTSTRAP,
         "MNEMO_AUDIT_TOPIC": topic,
