@@ -87,20 +87,25 @@ for port in 35432 39092 39093 38080 38081 38082 38083 34317 34318 36686 39090; d
     port_open "$port" && fail "port $port is taken: stop what listens there (compose-test needs it)"
 done
 
-# podman before 4.6 cannot wait for `service_healthy`, so the servers come first and this script
-# runs their healthchecks (the same commands Compose runs) until they pass.
+# Compose's order, kept by this script: podman before 4.6 cannot wait for `service_healthy`
+# (podman-compose skips those conditions) and podman 4.3 fails to start a container whose
+# dependencies depend on others ("not found in input list"). So: the servers, their healthchecks
+# (the commands Compose runs) until they pass; then the set-up jobs to completion; then the four
+# services, each created without podman-level dependencies.
 compose up -d postgres kafka jaeger prometheus >>"$LOG" 2>&1 || fail "compose up (servers) failed" "$LOG"
 healthy() { "$PODMAN_SHIM" healthcheck run "$(container "$1")" >/dev/null 2>&1; }
 wait_for 90 "postgres" healthy postgres || fail "postgres did not become healthy within 90 s" "$LOG"
 wait_for 120 "kafka" healthy kafka || fail "kafka did not become healthy within 120 s" "$LOG"
 step "Postgres, Kafka, Jaeger and Prometheus up"
 
-# The rest in Compose's order: setup and kafka-topics run to completion, then the four services.
-compose up -d >>"$LOG" 2>&1 || fail "compose up failed" "$LOG"
+compose up -d --no-deps setup kafka-topics >>"$LOG" 2>&1 || fail "compose up (set-up jobs) failed" "$LOG"
 for job in setup kafka-topics; do
-    code="$("$PODMAN_SHIM" inspect --format '{{.State.ExitCode}}' "$(container "$job")")"
+    code="$(timeout 300 "$PODMAN_SHIM" wait "$(container "$job")" 2>>"$LOG" | tail -n 1)" \
+        || fail "$job did not finish within 300 s" "$LOG"
     [ "$code" = "0" ] || fail "$job exited with $code" "$LOG"
 done
+compose up -d --no-deps ingest edge-classifier navigator audit >>"$LOG" 2>&1 \
+    || fail "compose up (services) failed" "$LOG"
 for service in navigator ingest edge-classifier audit; do
     wait_for 120 "$service" healthy "$service" || fail "$service did not become ready within 120 s" "$LOG"
 done
