@@ -81,11 +81,22 @@ class ChannelUpdate:
 
 
 @dataclass(frozen=True, slots=True)
+class _Rows:
+    """A square sparse matrix as CSR arrays, duplicates kept (parallel edges add up in every
+    product, spec §2 step 2). Products go straight to scipy's kernel: a scipy matrix object checks
+    its index arrays when made, a scan of every entry that a refresh need not pay twice a channel."""
+
+    indptr: npt.NDArray[np.int32]
+    indices: npt.NDArray[np.int32]
+    data: FloatArray
+
+
+@dataclass(frozen=True, slots=True)
 class _Operator:
     """One channel of a graph: `d·P` by source rows and by target rows, the raw teleport."""
 
-    forward: sp.csr_matrix  # rows: sources, columns: targets, values d·w/(out-weight of source)
-    backward: sp.csr_matrix  # the same entries by target rows: `backward @ v` is `d·Pᵀ·v`
+    forward: _Rows  # rows: sources, columns: targets, values d·w/(out-weight of source)
+    backward: _Rows  # the same entries by target rows: its product with v is `d·Pᵀ·v`
     raw: FloatArray  # s, floored
     loops: FloatArray  # per document, the share d·w/(out-weight) of its self-loops (0: none)
     dangling: IndexArray  # the documents with no outgoing edge of this polarity
@@ -98,11 +109,13 @@ class _Operator:
     @property
     def pass_work(self) -> int:
         """The work of one full round: every entry and every document."""
-        return int(self.forward.nnz) + self.n
+        return len(self.forward.indices) + self.n
 
     def spread(self, vector: FloatArray) -> FloatArray:
         """`d·Pᵀ·vector`."""
-        result: FloatArray = self.backward @ vector
+        result = np.zeros(self.n)
+        rows = self.backward
+        csr_matvec(self.n, self.n, rows.indptr, rows.indices, rows.data, vector, result)
         return result
 
 
@@ -135,15 +148,15 @@ def _operator(graph: CorpusGraph, polarity: Polarity, damping: float) -> _Operat
 
 def _rows(
     row: npt.NDArray[np.int32], column: npt.NDArray[np.int32], data: FloatArray, n: int
-) -> sp.csr_matrix:
-    """CSR by `row`, duplicates kept (parallel edges add up in every product, spec §2 step 2):
-    one counting sort, no canonicalising pass (the cold path's reason, `signed_pagerank`)."""
+) -> _Rows:
+    """CSR by `row`, duplicates kept: one counting sort, no canonicalising pass (the cold path's
+    reason, `signed_pagerank`)."""
     entries = len(row)
     indptr = np.empty(n + 1, dtype=np.int32)
     indices = np.empty(entries, dtype=np.int32)
     values = np.empty(entries, dtype=np.float64)
     coo_tocsr(n, n, entries, row, column, data, indptr, indices, values)
-    return sp.csr_matrix((values, indices, indptr), shape=(n, n), copy=False)
+    return _Rows(indptr, indices, values)
 
 
 def update_channel(
@@ -329,9 +342,21 @@ def moved_state(state: ChannelState, moved: IndexArray, n: int) -> ChannelState:
     return ChannelState(y, z)
 
 
-try:  # scipy's compiled conversion kernel: private, stable for over a decade (see signed_pagerank)
-    from scipy.sparse._sparsetools import coo_tocsr
+try:  # scipy's compiled CSR kernels: private, stable for over a decade (see signed_pagerank)
+    from scipy.sparse._sparsetools import coo_tocsr, csr_matvec
 except ImportError:  # pragma: no cover - depends on the installed scipy
+
+    def csr_matvec(
+        rows: int,
+        columns: int,
+        indptr: npt.NDArray[np.int32],
+        indices: npt.NDArray[np.int32],
+        data: FloatArray,
+        x: FloatArray,
+        out: FloatArray,
+    ) -> None:
+        """`out += A·x` for the CSR arrays of A, through the public classes."""
+        out += sp.csr_matrix((data, indices, indptr), shape=(rows, columns)) @ x
 
     def coo_tocsr(
         rows: int,
