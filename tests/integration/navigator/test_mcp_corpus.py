@@ -178,3 +178,17 @@ async def test_a_server_run_over_stdio_serves_the_prefix_and_is_listed_once_per_
     assert first[0].id == f"{PREFIX}architecture.md"
     assert all(found.id.startswith(PREFIX) for found in [*first, *again])
     assert corpora.reads == 1
+
+
+async def test_only_resources_under_the_declared_prefix_are_visible(everything: Everything) -> None:
+    corpora = McpCorpora({"kb": McpServer(url=everything.url)}, timeout_seconds=30)
+    narrow = f"{PREFIX}f"
+    entry = CorpusEntry(
+        "Kb",
+        "published",
+        "mcp",
+        {"corpus": {"name": "Kb", "mcp": {"server": "kb", "resource_uri": narrow}}},
+    )
+    # `architecture.md` matches the query best, but lies outside the prefix.
+    found, _ = await corpora.retrieve(entry, "architecture features", 10)
+    assert [item.id for item in found] == [f"{PREFIX}features.md"]
