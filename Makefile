@@ -94,8 +94,11 @@ test: up ops tools ## start what the tests need (stack, services, Jaeger, Promet
 tools: ## build helm (from its Go module), install promtool (Debian's prometheus) and chromium (the console's browser test) once
 	@bash deploy/local/tools.sh all
 
-helm-check: install ## helm lint, render (default + production-like values), validate offline, promtool rule tests
+helm-check: install ## helm lint, render (default + every helm/mnemo/ci values file), validate offline, schema refusals, promtool rule tests
 	@bash deploy/local/helm-check.sh
+
+kafka-secure: up ## a second, private Kafka broker (127.0.0.1:29192): SASL_SSL, SCRAM users per service with ACLs; stop it with `bash deploy/local/kafka-secure.sh down`
+	@bash deploy/local/kafka-secure.sh up
 
 test-chaos: up ## fault injection (tests marked chaos): kills, SIGTERM, poison, Kafka and Postgres restarts on a private stack; run alone, after the other tiers
 	$(PYTEST) -m chaos -q
@@ -114,4 +117,4 @@ image: ## build the Mnemo image with podman on a Debian base made here (deploy/c
 compose-test: install ## docker-compose.yml up under podman on host networking (ports 35432, 39092, 38080-38083, 36686, 39090), end-to-end checks, torn down; needs `make up` once (Kafka's jars)
 	@bash deploy/container/compose-test.sh
 
-.PHONY: ops ops-test tools helm-check test-chaos image compose-test
+.PHONY: ops ops-test tools helm-check kafka-secure test-chaos image compose-test
