@@ -24,7 +24,6 @@ show() { # print the command as typed, then run it
 section() { printf '\n== %s\n' "$1"; }
 
 section "the registry's worked example: route overdraft_fee_qa over fee-schedule (Mnemo) and product-disclosure (elsewhere)"
-show check "$example/fee_schedule.axon"
 { show apply "$example/fee_schedule.axon"; } | sed -n '1p;$p'   # the command and its last line
 show corpus publish FeeSchedule
 if [ -n "${1:-}" ]; then

@@ -14,7 +14,7 @@ HIT = re.compile(r"^\s+-?\d+\.\d{3}\s+(?P<title>.+?)(?:\s\s[(\[].*)?$")
 def _play() -> tuple[str, dict[str, str]]:
     # The demo bounds each of its waits (polls with deadlines); this bounds the whole.
     result = subprocess.run(
-        ["bash", "deploy/local/demo.sh"], capture_output=True, text=True, cwd=ROOT, timeout=300
+        ["bash", "deploy/local/demo.sh"], capture_output=True, text=True, cwd=ROOT, timeout=480
     )
     assert result.returncode == 0, f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     sections: dict[str, str] = {}
@@ -74,8 +74,14 @@ def _assert_the_demo_shows_what_it_says(out: str, sections: dict[str, str]) -> N
 
     traces = _section(sections, "traces")
     assert "trace ids on the audit rows" in traces or "no trace context" in traces
+    example = _section(sections, "the registry's worked example")
+    assert "route overdraft_fee_qa@2026.08.1" in example
+    assert "slots: prefetch, prefetch:fee-schedule, prefetch:product-disclosure" in example
+    assert "  [fee-schedule:fee-overdraft]" in example
+    assert "  [product-disclosure:pd-overdraft-1]" in example
     explore = _section(sections, "explore, then stop")
     assert "make down" in explore
+    assert re.search(r"Control Plane console \(read-only\): http://\S+/console", explore)
     assert re.search(r"demo: done in \d+ s", out)
 
 
