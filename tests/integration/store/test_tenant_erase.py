@@ -91,6 +91,7 @@ async def test_an_erased_tenant_leaves_no_row_anywhere_and_its_chain_still_verif
     await audit.append(neighbour, [audit_event(7)])
     async with store.tenant(tenant, read_only=True) as tx:
         revision_before = await tx.graph_revision(declared.corpus.name)
+        cached_mark = await tx.change_mark(declared.corpus)
     assert revision_before > 0
     head_before = await audit.verify(tenant)
 
@@ -101,6 +102,9 @@ async def test_an_erased_tenant_leaves_no_row_anywhere_and_its_chain_still_verif
     assert await leftovers(owner, tenant) == {}
     async with store.tenant(tenant, read_only=True) as tx:
         assert await tx.graph_revision(declared.corpus.name) != revision_before
+        # A cache read before the erase cannot be refreshed past it: it must load in full (empty).
+        assert await tx.changed_documents(declared.corpus, cached_mark) is None
+        assert (await tx.load_graph(declared.corpus)).n_documents == 0
     report = await audit.verify(tenant)
     assert (report.ok, report.rows, report.redacted) == (True, 5, 5)
     assert report.head_hash == head_before.head_hash
