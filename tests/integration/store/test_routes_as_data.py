@@ -320,3 +320,39 @@ def test_an_external_corpus_with_a_bad_id_or_url_is_refused(
     refused = mnemo("corpus", "add-external", *argv)
     assert refused.code == 1
     assert message in refused.err
+
+
+def test_the_table_keys_routes_by_id_and_text_version_and_holds_one_active_version(
+    registry: Registry,
+) -> None:
+    """Migration 0015: what rows written before it look like (version '1', from the integer 1),
+    and what the database itself refuses."""
+    route = registry.name("raw")
+    sql(registry.dsn, "INSERT INTO mnemo.routes (route_id, mode) VALUES ($1, 'tool')", route)
+    sql(
+        registry.dsn,
+        "INSERT INTO mnemo.routes (route_id, route_version, mode, active)"
+        " VALUES ($1, '2026.08.1', 'tool', false)",
+        route,
+    )
+    assert [(v, a) for v, a, _, _ in registry.rows(route)] == [("1", True), ("2026.08.1", False)]
+    with pytest.raises(asyncpg.UniqueViolationError, match="routes_one_active"):
+        sql(
+            registry.dsn,
+            "UPDATE mnemo.routes SET active = true WHERE route_id = $1 AND route_version <> '1'",
+            route,
+        )
+    with pytest.raises(asyncpg.UniqueViolationError):
+        sql(registry.dsn, "INSERT INTO mnemo.routes (route_id, mode) VALUES ($1, 'tool')", route)
+    with pytest.raises(asyncpg.CheckViolationError):
+        sql(
+            registry.dsn,
+            "INSERT INTO mnemo.routes (route_id, route_version, mode) VALUES ($1, '', 'tool')",
+            route,
+        )
+    columns = sql(
+        registry.dsn,
+        "SELECT data_type FROM information_schema.columns WHERE table_schema = 'mnemo'"
+        " AND table_name = 'routes' AND column_name = 'route_version'",
+    )
+    assert columns[0]["data_type"] == "text"
