@@ -407,3 +407,18 @@ async def test_a_row_of_another_id_on_mnemos_own_gateway_is_asked_with_the_calle
     finally:
         await example.owner.execute("DELETE FROM mnemo.routes WHERE route_id LIKE 'hosted_qa-%'")
         await example.owner.execute("DELETE FROM mnemo.corpora WHERE corpus_id = $1", hosted)
+
+
+async def test_a_client_confined_token_is_confined_by_mnemos_gateway_too(example: Example) -> None:
+    """The caller's token reaches Mnemo's gateway as it is: a token confined to an end-client, on
+    a corpus with no pinned scope, is refused there, and the prefetch fails closed naming it."""
+    confined = mint_token(
+        tenant=example.tenant,
+        secret=DEVELOPMENT_SECRET,
+        scopes=("read",),
+        client={"tenant_id": "c2"},
+    )
+    status, code, message = error_of(await example.prefetch(token=confined))
+    assert (status, code) == (502, "GATEWAY_FAILED")
+    assert f"the gateway of corpus {example.fees} answered HTTP 403" in message
+    assert example.external.requests() == []  # the call stopped at the first corpus
