@@ -25,7 +25,7 @@ from typing import Any
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mnemo_navigator.corpus_forms import RankedText, rank
 from mnemo_navigator.errors import NavigatorError
@@ -33,6 +33,9 @@ from mnemo_navigator.ports import CorpusEntry
 
 MAX_RESOURCES = 1000
 """The most resources one corpus lists (a server offering more under the prefix is a 502)."""
+MAX_RESOURCE_CHARS = 2_000_000
+"""The longest text one resource may have (the navigator keeps the texts of a listing in memory;
+a longer one is a 502 naming it, never a silently shortened document)."""
 
 
 class McpServerError(NavigatorError):
@@ -52,6 +55,12 @@ class McpServer(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
     command: list[str] | None = None
     env: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_way_to_reach_it(self) -> McpServer:
+        if (self.url is None) == (not self.command):
+            raise ValueError("an MCP server is reached by exactly one of url or command")
+        return self
 
 
 @dataclass
@@ -109,8 +118,8 @@ class McpCorpora:
         try:
             async with asyncio.timeout(self._timeout):
                 documents = await self._fetch(config, prefix)
-        except McpServerError:
-            raise
+        except McpServerError as error:
+            raise McpServerError(f"MCP server {server!r}: {error}") from None
         except TimeoutError:
             raise McpServerError(
                 f"MCP server {server!r} did not answer within {self._timeout:g} s"
@@ -157,9 +166,19 @@ class McpCorpora:
             documents: list[RankedText] = []
             for uri, title, mime in uris:
                 read = await client.read_resource(uri)
-                text = "\n".join(_texts(read.contents))
+                text = checked_text(uri, "\n".join(_texts(read.contents)))
                 documents.append(RankedText(uri, title, text, 0.0, uri, (mime,) if mime else ()))
             return documents
+
+
+def checked_text(uri: str, text: str) -> str:
+    """`text` of the resource `uri`, if it is at most `MAX_RESOURCE_CHARS` characters."""
+    if len(text) > MAX_RESOURCE_CHARS:
+        raise McpServerError(
+            f"resource {uri!r} is {len(text)} characters, more than the {MAX_RESOURCE_CHARS} a "
+            "corpus document may have; declare a URI prefix without it"
+        )
+    return text
 
 
 def _binding(entry: CorpusEntry) -> tuple[str, str]:
