@@ -100,6 +100,18 @@ async def test_a_row_of_a_store_no_corpus_reads_is_audited_by_its_event_id() -> 
 # ------------------------------------------------------------------------------------ refusals
 
 
+async def test_every_command_of_a_tenant_erased_since_the_directory_saw_it_is_refused() -> None:
+    world = World()
+    assert await world.persist(command("Docs", doc("a"))) == []
+    world.store.erased.add(TENANT)
+    sent = [command("Docs", doc("b")), command("Docs", doc("c"))]
+    refused = reasons(await world.persist(*sent))
+    assert refused == {
+        c.ref: f"tenant {TENANT} has been erased: nothing may be written for it" for c in sent
+    }
+    assert [r["id"] for r in world.rows("Docs")] == ["a"]
+
+
 async def test_every_command_of_an_unknown_tenant_is_refused_and_nothing_is_written() -> None:
     world = World()
     stranger = uuid.uuid4()

@@ -27,6 +27,7 @@ from typing import Any
 import asyncpg
 from mnemo_axon.ir import StoreDecl
 from mnemo_store import OutboxEvent, StoreCorpus
+from mnemo_store.erasure import TenantErasedError
 from mnemo_store.ingest_writes import PAYLOAD_MARKS, PendingEdge, payload_mark
 
 from mnemo_ingest.ports import IngestTransaction, StoreUse, store_uses
@@ -52,6 +53,8 @@ class MemoryIngestStore:
         self._tenants: dict[uuid.UUID, TenantState] = defaultdict(TenantState)
         self._locks: dict[uuid.UUID, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._pending_ids = itertools.count(1)  # an identity column: never reused
+        self.erased: set[uuid.UUID] = set()
+        """Tenants erased (`mnemo tenant erase`): their units of work are refused on entry."""
 
     def state(self, tenant: uuid.UUID) -> TenantState:
         return self._tenants[tenant]
@@ -60,6 +63,8 @@ class MemoryIngestStore:
     async def tenant(self, tenant: uuid.UUID) -> AsyncIterator[IngestTransaction]:
         if not isinstance(tenant, uuid.UUID):
             raise TypeError(f"tenant must be a uuid.UUID, got {type(tenant).__name__}")
+        if tenant in self.erased:
+            raise TenantErasedError(tenant)
         async with self._locks[tenant]:
             working = copy.deepcopy(self._tenants[tenant])
             yield MemoryTransaction(tenant, working, self._pending_ids)

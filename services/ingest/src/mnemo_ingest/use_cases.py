@@ -48,6 +48,7 @@ from mnemo_events import (
 )
 from mnemo_events.models import DeleteAudited
 from mnemo_store import OutboxEvent, StoreCorpus
+from mnemo_store.erasure import TenantErasedError
 from mnemo_store.ingest_writes import PendingEdge
 from mnemo_telemetry.metrics import ROWS_PERSISTED
 
@@ -125,7 +126,10 @@ class Ingest:
             if not await self._directory.tenant_exists(tenant):
                 refusals.extend(Refusal(c.ref, f"unknown tenant {tenant}") for c in group)
                 continue
-            refusals.extend(await self._persist_tenant(tenant, group))
+            try:
+                refusals.extend(await self._persist_tenant(tenant, group))
+            except TenantErasedError as erased:  # the directory knew it from before the erase
+                refusals.extend(Refusal(c.ref, str(erased)) for c in group)
         return refusals
 
     async def _prepare(
@@ -435,6 +439,9 @@ class Forget:
                 _NothingToForgetError
             ) as missing:  # its unit of work, inbox claim included, undone
                 refusals.append(Refusal(command.ref, str(missing)))
+                continue
+            except TenantErasedError as erased:
+                refusals.append(Refusal(command.ref, str(erased)))
                 continue
             if isinstance(outcome, Refusal):
                 refusals.append(outcome)
