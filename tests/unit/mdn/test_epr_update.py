@@ -11,7 +11,7 @@ from mnemo_mdn import CorpusGraph, EprResult, MdnParams, epr
 from mnemo_mdn.epr_update import ChannelState, update_channel
 from mnemo_mdn.incremental import GraphChange, carry_over
 from mnemo_mdn.relations import RELATION_TYPES, Polarity
-from mnemo_mdn.signed_pagerank import STATE_PREFIX, epr_key
+from mnemo_mdn.signed_pagerank import STATE_PREFIX, UPDATE_PREFIX, epr_key
 
 IDS = [f"d{k:02d}" for k in range(16)]
 
@@ -200,3 +200,29 @@ def test_an_update_with_no_start_solves_the_channel_like_a_cold_run() -> None:
         assert l1(solved.vector, expected) <= 1.1 * 0.85 / 0.15 * 1e-10
         assert abs(float(solved.vector.sum()) - 1.0) <= 1e-9
         assert bool((solved.vector > 0).all())
+
+
+def test_an_update_only_reads_the_carried_states() -> None:
+    # Two requests may compute one graph's EPR at once from the same carried states: an update
+    # that wrote into them would hand the other a half-updated start.
+    corpus = chain(500, seed=4)
+    graph = corpus.graph()
+    epr(graph)
+    following = Corpus(corpus.documents | {"n000250x": (0.0, 0.5)}, corpus.edges)
+    once = carry_over(graph, following.graph(), change_between(corpus, following))
+    epr(once)  # solves the states
+    again = Corpus(following.documents | {"n000251x": (1.0, 0.2)}, following.edges)
+    twice = carry_over(once, again.graph(), change_between(following, again))
+    carried = twice.memoised(UPDATE_PREFIX + epr_key(MdnParams()))
+    assert isinstance(carried, tuple)
+    before = [(s.y.copy(), s.z.copy()) for s in carried]
+    first = update_channel(twice, Polarity.POSITIVE, 0.85, 1e-10, carried[0])
+    second = update_channel(twice, Polarity.POSITIVE, 0.85, 1e-10, carried[0])
+    assert first is not None
+    assert second is not None
+    assert first.vector is not None
+    assert second.vector is not None
+    assert np.array_equal(first.vector, second.vector)
+    for (y, z), state in zip(before, carried, strict=True):
+        assert np.array_equal(y, state.y)
+        assert np.array_equal(z, state.z)

@@ -166,10 +166,9 @@ def update_channel(
     tol: float,
     start: ChannelState | FloatArray | None,
 ) -> ChannelUpdate | None:
-    """The channel's EPR on `graph` from `start`: the predecessor's state at `graph`'s positions
-    (its arrays are updated in place and become the new state's), or an EPR vector of a nearby
-    graph (the predecessor's, moved), or None (no edges assumed); None when `start` does not fit
-    the graph."""
+    """The channel's EPR on `graph` from `start`: the predecessor's state at `graph`'s positions,
+    or an EPR vector of a nearby graph (the predecessor's, moved), or None (no edges assumed);
+    None when `start` does not fit the graph. `start` is only read."""
     operator = _operator(graph, polarity, damping)
     n, d = operator.n, damping
     if n == 0:
@@ -185,8 +184,8 @@ def update_channel(
     elif isinstance(start, ChannelState):
         if start.y.shape != (n,) or start.z.shape != (n,):
             return None
-        # In place: the carried state becomes this graph's (one copy of the vectors, not two).
-        vectors = (np.multiply(start.y, to_y, out=start.y), np.multiply(start.z, to_z, out=start.z))
+        # Copies: two requests may compute one graph's EPR at once, from the same carried state.
+        vectors = (start.y * to_y, start.z * to_z)
         passes = UPDATE_PASSES
     else:
         if start.shape != (n,):

@@ -108,9 +108,9 @@ def _terms_held(graph: CorpusGraph) -> int:
 
 def _fixed_bytes(graph: CorpusGraph) -> int:
     """The arrays (twice: memoised derived arrays, adjacency, polarity and EPR, roughly double the
-    edge arrays), per document the id index's slot (three words) and the six vectors EPR carries
-    to a refreshed graph (a warm start's two, the update states' four: `mnemo_mdn.epr_update`),
-    and the per-graph objects (`ENTRY_BYTES`)."""
+    edge arrays), per document the id index's slot (three words) and the ten vectors EPR keeps for
+    refreshes (a warm start's two, the carried update states' four and the graph's own four:
+    `mnemo_mdn.epr_update`), and the per-graph objects (`ENTRY_BYTES`)."""
     arrays = sum(
         int(array.nbytes)
         for array in (
@@ -123,7 +123,7 @@ def _fixed_bytes(graph: CorpusGraph) -> int:
         )
         if isinstance(array, np.ndarray)
     )
-    return arrays * 2 + 8 * (3 + 6) * graph.n_documents + ENTRY_BYTES
+    return arrays * 2 + 8 * (3 + 10) * graph.n_documents + ENTRY_BYTES
 
 
 def _strings_bytes(graph: CorpusGraph, positions: Iterable[int]) -> int:
