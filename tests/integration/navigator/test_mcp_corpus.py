@@ -136,28 +136,6 @@ async def test_a_server_the_deployment_does_not_configure_is_a_502_naming_it(
     assert "not configured" in response.json()["error"]["message"]
 
 
-async def test_a_server_stopped_mid_test_is_a_502_naming_it_once_the_listing_expires(
-    world: McpWorld, everything: Everything, new_tenant: NewTenant
-) -> None:
-    headers = world.service.token(await new_tenant())
-    body = {"query": "architecture", "k": 3}
-    url = f"/v1/corpora/{world.corpus}/retrieve"
-    assert (await world.service.client.post(url, json=body, headers=headers)).status_code == 200
-    everything.stop()
-    # Within the listing's lifetime the cached texts still answer; after it, the dead server.
-    assert (await world.service.client.post(url, json=body, headers=headers)).status_code == 200
-
-    async def failed() -> httpx.Response | None:
-        response = await world.service.client.post(url, json=body, headers=headers)
-        return response if response.status_code != 200 else None
-
-    response = await eventually(failed, within=30, what="a 502 after the server stopped")
-    assert response is not None
-    assert response.status_code == 502
-    assert world.server in response.json()["error"]["message"]
-    assert response.json()["error"]["code"] == "UPSTREAM_FAILED"
-
-
 async def test_a_server_run_over_stdio_serves_the_prefix_and_is_listed_once_per_ttl(
     everything: Everything,
 ) -> None:
@@ -192,3 +170,26 @@ async def test_only_resources_under_the_declared_prefix_are_visible(everything: 
     # `architecture.md` matches the query best, but lies outside the prefix.
     found, _ = await corpora.retrieve(entry, "architecture features", 10)
     assert [item.id for item in found] == [f"{PREFIX}features.md"]
+
+
+# Last: it stops the module's server.
+async def test_a_server_stopped_mid_test_is_a_502_naming_it_once_the_listing_expires(
+    world: McpWorld, everything: Everything, new_tenant: NewTenant
+) -> None:
+    headers = world.service.token(await new_tenant())
+    body = {"query": "architecture", "k": 3}
+    url = f"/v1/corpora/{world.corpus}/retrieve"
+    assert (await world.service.client.post(url, json=body, headers=headers)).status_code == 200
+    everything.stop()
+    # Within the listing's lifetime the cached texts still answer; after it, the dead server.
+    assert (await world.service.client.post(url, json=body, headers=headers)).status_code == 200
+
+    async def failed() -> httpx.Response | None:
+        response = await world.service.client.post(url, json=body, headers=headers)
+        return response if response.status_code != 200 else None
+
+    response = await eventually(failed, within=30, what="a 502 after the server stopped")
+    assert response is not None
+    assert response.status_code == 502
+    assert world.server in response.json()["error"]["message"]
+    assert response.json()["error"]["code"] == "UPSTREAM_FAILED"
