@@ -45,3 +45,11 @@ def test_a_nul_in_any_text_postgres_would_receive_is_refused_at_decoding(
         NavigateRequested.model_validate(
             {"request_id": str(uuid.uuid4()), "corpus": "Memory", "query": "q", **field}
         )
+
+
+@pytest.mark.parametrize("query", ["", "  "])
+def test_a_blank_query_is_a_request_only_with_a_seed_document(query: str) -> None:
+    fields = {"request_id": str(uuid.uuid4()), "corpus": "Memory", "query": query}
+    assert NavigateRequested.model_validate({**fields, "from_id": "d1"}).from_id == "d1"
+    with pytest.raises(ValidationError, match="query is empty"):
+        NavigateRequested.model_validate(fields)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 SCHEMA_VERSION = 1
 """Version of every model below; a breaking change gets a new topic, not a new version here."""
@@ -90,7 +90,7 @@ class NavigateRequested(Message):
 
     request_id: uuid.UUID
     corpus: CorpusId
-    query: Annotated[str, NoNul, Field(min_length=1, max_length=4096)]
+    query: Annotated[str, NoNul, Field(max_length=4096)]
     from_id: Annotated[str, NoNul, Field(max_length=1024)] | None = None
     budget: Annotated[int, Field(ge=1, le=1000)] | None = None
     where: Annotated[str, NoNul, Field(max_length=4096)] | None = None
@@ -99,6 +99,15 @@ class NavigateRequested(Message):
     direction: NavigateDirection | None = None
     client: ClientClaim | None = None
     reply_to: str | None = None
+
+    @model_validator(mode="after")
+    def _a_blank_query_needs_a_seed(self) -> NavigateRequested:
+        """The navigator's rule: a blank query explores from `from_id`, and is refused without."""
+        if not self.query.strip() and self.from_id is None:
+            raise ValueError(
+                "query is empty: give the text to look for, or a seed document in from_id"
+            )
+        return self
 
 
 class NavigateHit(Message):
