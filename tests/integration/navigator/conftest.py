@@ -23,7 +23,14 @@ from mnemo_store.applier import apply_deployment
 from mnemo_store.identifiers import store_table
 from mnemo_telemetry.service import ServiceRuntime
 
-TENANT_TABLES = ("outbox", "inbox", "pending_edges", "nav_outcomes", "graph_revisions")
+TENANT_TABLES = (
+    "outbox",
+    "inbox",
+    "pending_edges",
+    "nav_outcomes",
+    "declared_edge_weights",
+    "graph_revisions",
+)
 
 DECLARATIONS = """
 axonstore NavDocs_{s} {{
