@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,8 +50,8 @@ class Everything:
             self.process.wait(timeout=30)
 
 
-@pytest.fixture(scope="module")
-def everything() -> Iterator[Everything]:
+def installed_entry() -> str:
+    """The server's entry point, installed first if it is not (deploy/local/mcp-everything.sh)."""
     installed = subprocess.run(
         ["bash", str(ROOT / "deploy" / "local" / "mcp-everything.sh")],
         capture_output=True,
@@ -59,7 +60,13 @@ def everything() -> Iterator[Everything]:
         check=False,
     )
     assert installed.returncode == 0, installed.stderr[-3000:]
-    entry = installed.stdout.strip().splitlines()[-1]
+    return installed.stdout.strip().splitlines()[-1]
+
+
+@contextmanager
+def running_everything() -> Iterator[Everything]:
+    """The server over streamable HTTP on a free loopback port, stopped when the block ends."""
+    entry = installed_entry()
     port = _free_port()
     process = subprocess.Popen(
         ["node", entry, "streamableHttp"],
@@ -78,3 +85,10 @@ def everything() -> Iterator[Everything]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def everything() -> Iterator[Everything]:
+    """One server for a test module."""
+    with running_everything() as server:
+        yield server

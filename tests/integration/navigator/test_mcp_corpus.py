@@ -21,7 +21,12 @@ from mnemo_navigator.settings import Settings
 from mnemo_store.applier import apply_deployment
 
 from tests.integration.navigator.conftest import NewTenant, Service, audited_records, navigator_dsn
-from tests.integration.navigator.mcp_everything import PREFIX, Everything, everything
+from tests.integration.navigator.mcp_everything import (
+    PREFIX,
+    Everything,
+    everything,
+    running_everything,
+)
 from tests.waiting import eventually
 
 __all__ = ["everything"]  # the module's fixture, used by its tests
@@ -172,24 +177,62 @@ async def test_only_resources_under_the_declared_prefix_are_visible(everything: 
     assert [item.id for item in found] == [f"{PREFIX}features.md"]
 
 
-# Last: it stops the module's server.
 async def test_a_server_stopped_mid_test_is_a_502_naming_it_once_the_listing_expires(
-    world: McpWorld, everything: Everything, new_tenant: NewTenant
+    app_dsn: str, owner_connection: asyncpg.Connection, new_tenant: NewTenant
 ) -> None:
-    headers = world.service.token(await new_tenant())
+    s = uuid.uuid4().hex[:8]
+    server, corpus = f"stopping-{s}", f"Stopping_{s}"
+    await apply_deployment(
+        owner_connection,
+        load_deployment(f'corpus {corpus} from mcp("{server}", "{PREFIX}")', "stop.axon"),
+        gateway_base_url="http://x",
+    )
+    await owner_connection.execute(
+        "UPDATE mnemo.corpora SET status = 'published' WHERE corpus_id = $1", corpus
+    )
+    try:
+        with running_everything() as everything:
+            settings = Settings(
+                database_url=navigator_dsn(app_dsn),
+                consume_requests=False,
+                token_secret=DEVELOPMENT_SECRET,
+                mcp_servers={server: McpServer(url=everything.url)},
+                mcp_cache_seconds=CACHE_SECONDS,
+                mcp_timeout_seconds=20,
+            )
+            runtime = create_app(settings)
+            assert runtime.app is not None
+            await runtime.start()
+            try:
+                transport = httpx.ASGITransport(app=runtime.app)
+                async with httpx.AsyncClient(transport=transport, base_url="http://n") as client:
+                    service = Service(runtime, client, {})
+                    response = await _stop_midway(service, everything, corpus, new_tenant)
+            finally:
+                await runtime.stop()
+    finally:
+        await owner_connection.execute("DELETE FROM mnemo.corpora WHERE corpus_id = $1", corpus)
+    assert response.status_code == 502
+    assert server in response.json()["error"]["message"]
+    assert response.json()["error"]["code"] == "UPSTREAM_FAILED"
+
+
+async def _stop_midway(
+    service: Service, everything: Everything, corpus: str, new_tenant: NewTenant
+) -> httpx.Response:
+    """Answered while the server runs, and from the cached listing just after it stops; the
+    answer once the listing has expired."""
+    headers = service.token(await new_tenant())
     body = {"query": "architecture", "k": 3}
-    url = f"/v1/corpora/{world.corpus}/retrieve"
-    assert (await world.service.client.post(url, json=body, headers=headers)).status_code == 200
+    url = f"/v1/corpora/{corpus}/retrieve"
+    assert (await service.client.post(url, json=body, headers=headers)).status_code == 200
     everything.stop()
-    # Within the listing's lifetime the cached texts still answer; after it, the dead server.
-    assert (await world.service.client.post(url, json=body, headers=headers)).status_code == 200
+    assert (await service.client.post(url, json=body, headers=headers)).status_code == 200
 
     async def failed() -> httpx.Response | None:
-        response = await world.service.client.post(url, json=body, headers=headers)
+        response = await service.client.post(url, json=body, headers=headers)
         return response if response.status_code != 200 else None
 
     response = await eventually(failed, within=30, what="a 502 after the server stopped")
     assert response is not None
-    assert response.status_code == 502
-    assert world.server in response.json()["error"]["message"]
-    assert response.json()["error"]["code"] == "UPSTREAM_FAILED"
+    return response
