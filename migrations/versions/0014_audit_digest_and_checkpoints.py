@@ -20,7 +20,9 @@ Create Date: 2026-12-05
 - **Erased tenants**: `mnemo.erased_tenants` keeps the id of every erased tenant (the id only, no
   name). `mnemo.hold_tenant(t)` (SECURITY DEFINER), the first statement of every write transaction
   of the tenant unit of work, refuses a tenant marked erased and share-locks the tenant's row, so
-  an erase (which marks the tenant first) waits for the writes in flight and no later one lands. An
+  an erase (which marks the tenant first) waits for the writes in flight and no later one lands.
+  Inserts into the tenant's system tables (outbox, inbox, pending edges, outcomes, revisions) hold
+  their tenants the same way, by a statement trigger, whichever path wrote them. An
   audit event that still arrives for an erased tenant is linked with its payload already redacted.
 - **Checkpoints** of each chain's head go to a compacted Kafka topic (the audit service), out of
   the owner role's reach; nothing of them lives in the database.
@@ -244,7 +246,21 @@ BEGIN
   END IF;
 END
 $fn$;
+
+-- The same hold for rows written to the system tables by any path (a service's own pool, not the
+-- unit of work): after each statement, every tenant it wrote rows for is held, or refused.
+CREATE FUNCTION mnemo.hold_tenants_written() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  PERFORM mnemo.hold_tenant(t) FROM (SELECT DISTINCT axon_tenant AS t FROM written) AS w;
+  RETURN NULL;
+END
+$fn$;
 """
+
+
+GUARDED_TABLES = ("outbox", "inbox", "pending_edges", "nav_outcomes", "graph_revisions")
+"""System tables whose inserts hold their tenants (`mnemo.hold_tenants_written`)."""
 
 
 def upgrade() -> None:
@@ -270,6 +286,12 @@ def upgrade() -> None:
     op.execute(f"REVOKE ALL ON mnemo.erased_tenants FROM PUBLIC, {SERVICE_ROLES}")
     op.execute("REVOKE ALL ON FUNCTION mnemo.hold_tenant(uuid) FROM PUBLIC")
     op.execute(f"GRANT EXECUTE ON FUNCTION mnemo.hold_tenant(uuid) TO {SERVICE_ROLES}")
+    for table in GUARDED_TABLES:
+        op.execute(
+            f"CREATE TRIGGER {table}_holds_tenant AFTER INSERT ON mnemo.{table}"
+            " REFERENCING NEW TABLE AS written FOR EACH STATEMENT"
+            " EXECUTE FUNCTION mnemo.hold_tenants_written()"
+        )
     op.execute("REVOKE ALL ON FUNCTION mnemo.tenant_is_erased(uuid) FROM PUBLIC")
     op.execute(f"GRANT EXECUTE ON FUNCTION mnemo.tenant_is_erased(uuid) TO {SERVICE_ROLES}")
 
@@ -283,6 +305,9 @@ def downgrade() -> None:
     # Version-2 hashes do not verify under version 1: the chains would have to be relinked by
     # hand, and redacted payloads cannot come back. The columns go; the hashes stay as they are.
     op.execute("ALTER TABLE mnemo.audit_log DROP COLUMN redacted_at, DROP COLUMN payload_digest")
+    for table in GUARDED_TABLES:
+        op.execute(f"DROP TRIGGER IF EXISTS {table}_holds_tenant ON mnemo.{table}")
+    op.execute("DROP FUNCTION IF EXISTS mnemo.hold_tenants_written()")
     op.execute("DROP FUNCTION IF EXISTS mnemo.hold_tenant(uuid)")
     op.execute("DROP FUNCTION IF EXISTS mnemo.tenant_is_erased(uuid)")
     op.execute("DROP TABLE IF EXISTS mnemo.erased_tenants")

@@ -142,6 +142,11 @@ class Store:
                 )
                 try:
                     yield tx
+                except asyncpg.PostgresError as error:
+                    # An insert's statement trigger found the tenant erased since entry.
+                    if getattr(error, "sqlstate", None) == TENANT_ERASED_SQLSTATE:
+                        raise TenantErasedError(tenant_id) from None
+                    raise
                 finally:
                     tx._close()
 

@@ -26,6 +26,7 @@ from mnemo_store import (
     forgetting,
     outbox,
 )
+from mnemo_store.erasure import TENANT_ERASED_SQLSTATE
 from mnemo_store.errors import StoreError
 from mnemo_store.outcomes import StoredOutcome
 from mnemo_store.refresh import GraphRows
@@ -33,6 +34,7 @@ from mnemo_store.registry import list_corpora, read_corpus, store_corpora_finger
 from mnemo_store.retrieval import FoundDocument
 from mnemo_store.unit_of_work import TenantTransaction
 
+from mnemo_navigator.errors import UnknownTenantError
 from mnemo_navigator.ports import CorpusEntry
 from mnemo_navigator.writes import EventIdReusedError, StoreReaders
 
@@ -275,6 +277,13 @@ class PostgresWriteLog:
                     "another request is sending the same event ids at this moment; resend this "
                     "one once it has been answered"
                 ) from error
+            except asyncpg.PostgresError as error:
+                if getattr(error, "sqlstate", None) == TENANT_ERASED_SQLSTATE:
+                    # Erased after the request's tenant check (`mnemo tenant erase`).
+                    raise UnknownTenantError(
+                        f"unknown tenant {tenant}: it has been erased"
+                    ) from None
+                raise
         if self._wake is not None:  # committed: the relay may take them now
             self._wake()
 

@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from mnemo_auth import AuthError, InsufficientScopeError, Principal, TokenVerifier
 from mnemo_events.tracing import current_traceparent
+from mnemo_store.erasure import TenantErasedError
 from mnemo_telemetry.http_limits import ASGIApp, Receive, Scope, Send, refuse
 from opentelemetry import trace
 from pydantic import BaseModel, ConfigDict, Field
@@ -239,6 +240,13 @@ def install_error_handlers(app: FastAPI, unavailable: tuple[type[Exception], ...
     @app.exception_handler(InsufficientScopeError)
     async def _scope(_: Request, error: InsufficientScopeError) -> JSONResponse:
         return error_response(403, "FORBIDDEN", str(error))
+
+    @app.exception_handler(TenantErasedError)
+    async def _erased(_: Request, error: TenantErasedError) -> JSONResponse:
+        # Erased between the request's tenant check and its write (`mnemo tenant erase`).
+        return error_response(
+            403, "UNKNOWN_TENANT", f"unknown tenant {error.tenant}: it has been erased"
+        )
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, error: StarletteHTTPException) -> JSONResponse:

@@ -1,0 +1,145 @@
+"""Erasing a tenant on the running stack while its rows keep arriving over the HTTP write API:
+nothing of it is left in any table, the navigator's cached graph no longer answers with its
+documents, rows that arrive after the erase are dead-lettered by ingest with the reason, and its
+audit chain verifies with every payload redacted."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import threading
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+import asyncpg
+import httpx
+from mnemo_auth import DEVELOPMENT_SECRET, mint_token
+from mnemo_store.erasure import leftovers
+
+from tests.e2e.test_client import _documents_store, stack_world
+
+ROOT = Path(__file__).resolve().parents[2]
+MNEMO = str(ROOT / ".venv" / "bin" / "mnemo")
+
+
+def mnemo(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [MNEMO, *args], capture_output=True, text=True, timeout=120, check=False, env=os.environ
+    )
+
+
+def _hits(url: str, corpus: str, token: str) -> set[str]:
+    answer = httpx.post(
+        f"{url}/v1/corpora/{corpus}/navigate",
+        json={"query": "remember recall", "budget": 20},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+    assert answer.status_code == 200, answer.text
+    return {hit["id"] for hit in answer.json()["hits"]}
+
+
+async def _left(tenant: str) -> dict[str, int]:
+    owner = await asyncpg.connect(os.environ["MNEMO_OWNER_DATABASE_URL"])
+    try:
+        return await leftovers(owner, uuid.UUID(tenant))
+    finally:
+        await owner.close()
+
+
+def test_a_tenant_erased_while_rows_arrive_leaves_nothing_and_its_chain_verifies() -> None:
+    with stack_world() as world:
+        store = _documents_store(world.corpus)
+        tenant = str(world.tenant_a)
+        reader = world.token(world.tenant_a)
+        writer = mint_token(
+            tenant=world.tenant_a, secret=DEVELOPMENT_SECRET, scopes=("read", "write")
+        )
+        assert "ac1-1" in _hits(world.url, world.corpus, reader)  # its graph is cached now
+        neighbour_before = _hits(world.url, world.corpus, world.token(world.tenant_b))
+
+        stop = threading.Event()
+        accepted: list[str] = []
+        refused: list[str] = []
+
+        def keep_writing() -> None:
+            with httpx.Client(timeout=30) as http:
+                n = 0
+                while not stop.is_set():
+                    n += 1
+                    answer = http.post(
+                        f"{world.url}/v1/stores/{store}/rows",
+                        json={
+                            "rows": [
+                                {"id": f"late-{n}", "tenant_id": "c1", "title": "remember recall"}
+                            ]
+                        },
+                        headers={"Authorization": f"Bearer {writer}"},
+                    )
+                    if answer.status_code == 403:  # the navigator knows the tenant is gone
+                        refused.append(answer.json()["error"]["code"])
+                        return
+                    assert answer.status_code == 202, answer.text
+                    accepted.extend(answer.json()["event_ids"])
+
+        writers = [threading.Thread(target=keep_writing) for _ in range(2)]
+        for thread in writers:
+            thread.start()
+        deadline = time.monotonic() + 30
+        while len(accepted) < 20:
+            assert time.monotonic() < deadline, "the writers got nothing accepted"
+            time.sleep(0.05)
+        erased = mnemo("tenant", "erase", tenant, "--yes", "--json")
+        assert erased.returncode == 0, erased.stderr
+        assert json.loads(erased.stdout)["left"] == {}
+        for thread in writers:
+            thread.join(30)
+        stop.set()
+        assert refused == ["UNKNOWN_TENANT", "UNKNOWN_TENANT"]
+
+        # A last row straight onto the persist topic (the navigator no longer takes any): the
+        # tenant's rows share a partition, so once ingest has dead-lettered it, everything
+        # accepted before it has been processed too.
+        since = datetime.now(UTC).isoformat()
+        sent = subprocess.run(
+            [MNEMO, "persist", "--store", store, "--tenant", tenant, "--quiet", "-"],
+            input=json.dumps({"id": "last", "tenant_id": "c1", "title": "remember recall"}) + "\n",
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert sent.returncode == 0, sent.stderr
+        deadline = time.monotonic() + 90
+        letters: list[dict[str, str]] = []
+        while not letters:
+            assert time.monotonic() < deadline, "ingest dead-lettered nothing within 90 s"
+            listed = mnemo(
+                "dlt",
+                "list",
+                "--topic",
+                "mnemo.persist.v1",
+                "--tenant",
+                tenant,
+                "--since",
+                since,
+                "--json",
+            )
+            assert listed.returncode == 0, listed.stderr
+            letters = [json.loads(line) for line in listed.stdout.splitlines()]
+            time.sleep(0.5)
+        assert "has been erased" in letters[0]["reason"] or "unknown tenant" in letters[0]["reason"]
+
+        assert asyncio.run(_left(tenant)) == {}
+        assert _hits(world.url, world.corpus, reader) == set()
+        assert _hits(world.url, world.corpus, world.token(world.tenant_b)) == neighbour_before
+
+        verified = mnemo("audit", "verify", "--tenant", tenant, "--json")
+        assert verified.returncode == 0, verified.stderr
+        report = json.loads(verified.stdout)
+        assert report["ok"] is True
+        assert report["rows"] == report["redacted"]
