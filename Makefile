@@ -103,7 +103,7 @@ kafka-secure: up ## a second, private Kafka broker (127.0.0.1:29192): SASL_SSL, 
 test-chaos: up ## fault injection (tests marked chaos): kills, SIGTERM, poison, Kafka and Postgres restarts on a private stack; run alone, after the other tiers
 	$(PYTEST) -m chaos -q
 
-check: helm-check lint typecheck test test-chaos ## lint + typecheck + test + test-chaos (what CI runs)
+check: helm-check lint typecheck test test-chaos compose-test ## lint + typecheck + test + test-chaos + compose-test (what CI runs)
 
 run: up ## bring up the stack and show what it can do so far
 	@bash deploy/local/demo.sh
