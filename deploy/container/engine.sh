@@ -174,6 +174,8 @@ image() {
         --label "org.opencontainers.image.created=$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
         "$context" >"$log" 2>&1 || fail "podman build failed" "$log"
     [ "$source" = worktree ] || rm -rf "$context"
+    # Earlier builds leave untagged images behind; a day's worth stays as the layer cache.
+    run_podman image prune --force --filter until=24h >/dev/null 2>&1 || true
     say "engine: built $MNEMO_IMAGE in $((SECONDS - started)) s ($(run_podman image inspect --format '{{.Size}}' "$MNEMO_IMAGE" | awk '{printf "%d MB", $1 / 1000000}'))"
 }
 
