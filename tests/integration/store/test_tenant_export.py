@@ -263,3 +263,48 @@ async def test_an_export_of_an_erased_tenant_comes_back_only_under_a_new_name(
     assert not await owner.fetchval(
         "SELECT EXISTS (SELECT FROM mnemo.tenants WHERE tenant_id = $1)", tenant
     )
+
+
+class RolledBackError(Exception):
+    """Raised to undo a test's moves of a tenant."""
+
+
+async def test_restored_under_its_own_id_a_tenant_gets_the_very_same_audit_chain_back(
+    declare: Declare,
+    new_tenant: NewTenant,
+    store: Store,
+    owner: asyncpg.Connection,
+    audit: AuditLog,
+    tmp_path: Path,
+) -> None:
+    """As if into another database: the tenant is removed here (inside a transaction rolled back
+    at the end, the log's triggers off for it), then the export comes back under its own id."""
+    declared = await declare()
+    tenant = await new_tenant()
+    await fill(store, declared, tenant, audit)
+    before = [(row.seq, row.hash) for row in await audit.page(tenant)]
+    await export_tenant(owner, tenant, tmp_path / "export")
+    with pytest.raises(RolledBackError):
+        async with owner.transaction():
+            await owner.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
+            await owner.execute("ALTER TABLE mnemo.audit_log DISABLE TRIGGER audit_log_append_only")
+            await owner.execute("DELETE FROM mnemo.audit_log")
+            await owner.execute("ALTER TABLE mnemo.audit_log ENABLE TRIGGER audit_log_append_only")
+            for name in (declared.documents, declared.edges):
+                await owner.execute(f'DELETE FROM axon_stores."{name}"')
+            await owner.execute("DELETE FROM mnemo.graph_revisions")
+            await owner.execute("DELETE FROM mnemo.tenants WHERE tenant_id = $1", tenant)
+            restored = await import_tenant(owner, tmp_path / "export")
+            assert restored.tenant == tenant
+            await owner.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
+            after = [
+                (r["seq"], bytes(r["hash"]))
+                for r in await owner.fetch("SELECT seq, hash FROM mnemo.audit_log ORDER BY seq")
+            ]
+            assert after == before
+            assert (
+                await owner.fetchval(f'SELECT count(*) FROM axon_stores."{declared.documents}"')
+                == 12
+            )
+            raise RolledBackError
+    assert [(row.seq, row.hash) for row in await audit.page(tenant)] == before
