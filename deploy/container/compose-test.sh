@@ -66,20 +66,27 @@ compose() {
 }
 container() { printf '%s_%s_1' "$PROJECT" "$1"; }
 
+main_shell=$BASHPID
+# The script's own output, for the teardown: a signal's trap can run inside a redirected call.
+exec 3>&1
 teardown() {
     local code=$?
+    # Only the script itself tears down (never a subshell that inherited the trap), once.
+    [ "$BASHPID" = "$main_shell" ] || return 0
     trap - EXIT INT TERM
-    say "compose-test: tearing down (containers, network and volumes of project $PROJECT)"
+    say "compose-test: tearing down (containers, network and volumes of project $PROJECT)" >&3
     if [ "$code" -ne 0 ]; then
         for service in setup kafka-topics ingest edge-classifier navigator audit; do
             "$PODMAN_SHIM" logs --tail 20 "$(container "$service")" >>"$LOG" 2>&1 || true
         done
     fi
-    compose down -v --timeout 10 >>"$LOG" 2>&1 || say "compose-test: warning: 'down' failed (log $LOG)"
-    say "compose-test: $([ "$code" -eq 0 ] && echo passed || echo FAILED) in $((SECONDS - started)) s (log ${LOG#"$MNEMO_ROOT"/})"
+    compose down -v --timeout 10 >>"$LOG" 2>&1 || say "compose-test: warning: 'down' failed (log $LOG)" >&3
+    say "compose-test: $([ "$code" -eq 0 ] && echo passed || echo FAILED) in $((SECONDS - started)) s (log ${LOG#"$MNEMO_ROOT"/})" >&3
     exit "$code"
 }
-trap teardown EXIT INT TERM
+trap teardown EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # A previous run killed before its teardown leaves containers behind: start clean.
 compose down -v --timeout 5 >>"$LOG" 2>&1 || true
