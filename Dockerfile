@@ -65,8 +65,10 @@ LABEL org.opencontainers.image.title="mnemo" \
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PATH="/app/.venv/bin:${PATH}"
-# No build tool in the runtime: the base's pip, setuptools and wheel go (absent on a Debian base).
+# No build tool in the runtime: the base's pip, setuptools and wheel go (on a Debian base, the
+# wheels its venv module would install).
 RUN (python3 -m pip uninstall --yes pip setuptools wheel >/dev/null 2>&1 || true) \
+    && rm -rf /usr/share/python-wheels \
     && groupadd --system --gid 10001 mnemo \
     && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /app mnemo
 WORKDIR /app

@@ -81,6 +81,26 @@ def test_the_image_is_built_in_stages_and_runs_as_a_non_root_user() -> None:
     assert not any(keyword == "RUN" and "uv sync" in rest for keyword, rest in runtime)
 
 
+def test_the_base_is_a_build_argument_defaulting_to_the_public_python_image() -> None:
+    declared = [rest for keyword, rest in instructions() if keyword == "ARG"]
+    assert "PYTHON_IMAGE=python:3.11-slim-bookworm" in declared
+    assert all(
+        rest.startswith("${PYTHON_IMAGE}") for keyword, rest in instructions() if keyword == "FROM"
+    )
+
+
+def test_the_runtime_has_oci_labels_a_healthcheck_and_no_build_tool() -> None:
+    runtime = stages()[-1]
+    labels = " ".join(rest for keyword, rest in runtime if keyword == "LABEL")
+    for key in ("title", "description", "version", "base.name"):
+        assert f"org.opencontainers.image.{key}=" in labels, key
+    (healthcheck,) = [rest for keyword, rest in runtime if keyword == "HEALTHCHECK"]
+    assert "/readyz" in healthcheck
+    runs = " ".join(rest for keyword, rest in runtime if keyword == "RUN")
+    assert "pip uninstall --yes pip setuptools wheel" in runs
+    assert "uv" not in " ".join(rest for keyword, rest in runtime if keyword == "COPY")
+
+
 def test_dependencies_are_installed_before_any_source_is_copied() -> None:
     build = stages()[0]
     copies = [(index, rest) for index, (keyword, rest) in enumerate(build) if keyword == "COPY"]
