@@ -206,20 +206,21 @@ stand_in() {
 stand_ins() {
     local base_image
     base_image="$(base)"
-    exec 7>"$CONTAINER_HOME/build.lock"
-    flock 7
-    # The broker jars `make up` fetched (deploy/local/kafka.sh), the Jaeger binary `make ops` builds.
+    # The broker jars `make up` fetched (deploy/local/kafka.sh), the Jaeger binary `make ops` builds
+    # (built here if missing, before the image build lock is taken: it can take minutes).
     local jars jaeger
     jars="$MNEMO_LOCAL/kafka-libs-$(sha256sum "$MNEMO_ROOT/deploy/kafka/pom.xml" | cut -c1-12)"
     [ -f "$jars/.complete" ] || fail "Kafka's jars are not fetched yet ($jars): run 'make up' first"
+    jaeger="$(bash "$MNEMO_ROOT/deploy/local/gotool.sh" jaeger github.com/jaegertracing/jaeger/cmd/jaeger \
+        "${MNEMO_JAEGER_VERSION:-v1.75.0}")"
+    exec 7>"$CONTAINER_HOME/build.lock"
+    flock 7
     local libs="$CONTAINER_HOME/kafka-libs"
     rm -rf "$libs" && mkdir -p "$libs" && cp "$jars"/*.jar "$libs/"
     printf 'MNEMO_POSTGRES_IMAGE=%s\n' "$(stand_in postgres "$base_image")"
     printf 'MNEMO_KAFKA_IMAGE=%s\n' "$(stand_in kafka "$base_image" "$libs" "$MNEMO_ROOT/deploy/kafka/log4j2.yaml")"
     rm -rf "$libs"
     printf 'MNEMO_PROMETHEUS_IMAGE=%s\n' "$(stand_in prometheus "$base_image")"
-    jaeger="$(bash "$MNEMO_ROOT/deploy/local/gotool.sh" jaeger github.com/jaegertracing/jaeger/cmd/jaeger \
-        "${MNEMO_JAEGER_VERSION:-v1.75.0}")"
     printf 'MNEMO_JAEGER_IMAGE=%s\n' "$(stand_in jaeger "$base_image" "$jaeger")"
 }
 
