@@ -110,21 +110,22 @@ async def claim_events_with_payloads(
 
 async def append_outbox_events(tx: TenantTransaction, events: Sequence[outbox.OutboxEvent]) -> None:
     """`TenantTransaction.append_outbox` for many events in one statement, in the given order
-    (the outbox's `seq`, which the relay publishes by, follows it)."""
+    (the outbox's `seq`, which the relay publishes by, follows it). The payloads and the headers
+    are encoded as one JSON array each (one encoder call a batch, not two an event) and taken
+    apart by position in the statement; `jsonb` keeps the same values either way."""
     if not events:
         return
-    columns: list[list[object]] = [[], [], [], [], []]
-    for event in events:
-        _, *values = outbox.insert_args(tx.tenant_id, event)
-        for column, value in zip(columns, values, strict=True):
-            column.append(value)
     await tx._open().execute(
         "INSERT INTO mnemo.outbox (axon_tenant, event_id, topic, key, payload, headers)"
-        " SELECT $1, e, t, k, p::jsonb, h::jsonb"
-        " FROM unnest($2::uuid[], $3::text[], $4::bytea[], $5::text[], $6::text[])"
-        " WITH ORDINALITY AS u (e, t, k, p, h, n) ORDER BY n",
+        " SELECT $1, e, t, k, $5::jsonb -> (n::int - 1), $6::jsonb -> (n::int - 1)"
+        " FROM unnest($2::uuid[], $3::text[], $4::bytea[])"
+        " WITH ORDINALITY AS u (e, t, k, n) ORDER BY n",
         tx.tenant_id,
-        *columns,
+        [event.event_id for event in events],
+        [event.topic for event in events],
+        [event.key for event in events],
+        json.dumps([event.payload for event in events], separators=(",", ":")),
+        json.dumps([dict(event.headers) for event in events], separators=(",", ":")),
     )
 
 
