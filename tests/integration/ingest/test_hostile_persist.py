@@ -146,7 +146,7 @@ async def test_audit_events_from_producers_that_may_not_write_them_are_dead_lett
     await until(both_dead_lettered, wait=60)
     for mark, expected in marks.items():
         assert expected in reasons[mark], reasons
-    assert "'persist' audit records, only query" in reasons[str(wrong_kind.event_id)]
+    assert "'persist' audit records, only prefetch, query" in reasons[str(wrong_kind.event_id)]
     appended = {str(r.event_id) for r in await _audit_rows(audit_dsn, tenant)}
     assert not appended & marks.keys()
 
