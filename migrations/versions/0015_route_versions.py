@@ -20,7 +20,7 @@ from __future__ import annotations
 from alembic import op
 
 revision = "0015_route_versions"
-down_revision = "0012_title_key_columns"
+down_revision = "0014_audit_digest_checkpoints"
 branch_labels = None
 depends_on = None
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from alembic import op
 
 revision = "0016_corpus_forms"
-down_revision = "0012_title_key_columns"
+down_revision = "0015_route_versions"
 branch_labels = None
 depends_on = None
 

@@ -1,7 +1,7 @@
 """The audit chain links a digest of each payload, so a payload can be redacted in place; erased
 tenants are remembered, and their writes refused.
 
-Revision ID: 0014_audit_digest_and_checkpoints
+Revision ID: 0014_audit_digest_checkpoints
 Revises: 0012_title_key_columns
 Create Date: 2026-12-05
 
@@ -32,8 +32,8 @@ from __future__ import annotations
 
 from alembic import op
 
-revision = "0014_audit_digest_and_checkpoints"
-down_revision = "0012_title_key_columns"
+revision = "0014_audit_digest_checkpoints"
+down_revision = "0013_forget_and_truncate"
 branch_labels = None
 depends_on = None
 
