@@ -31,6 +31,7 @@ from mnemo_store.registry import list_corpora
 from mnemo_cli.errors import CliError
 from mnemo_cli.owner_connection import with_owner
 from mnemo_cli.publishing import PRODUCER
+from mnemo_cli.tenant_option import tenant_id
 
 _SET_TENANT = "SELECT set_config('mnemo.tenant', $1, true)"
 
@@ -49,16 +50,6 @@ def register(subparsers: Any) -> None:  # argparse's subparsers action has no pu
         help="then wait up to SECONDS until ingest has forgotten it (exit 1 if not)",
     )
     parser.set_defaults(func=forget_command)
-
-
-def _tenant(text: str) -> uuid.UUID:
-    try:
-        return uuid.UUID(text.strip())
-    except ValueError:
-        raise CliError(
-            f"--tenant {text[:80]!r} is not a tenant id: give the uuid `mnemo tenant create` "
-            "printed (`mnemo tenant list` shows them)"
-        ) from None
 
 
 async def _find(
@@ -125,7 +116,7 @@ async def _processed(
 
 
 def forget_command(args: argparse.Namespace) -> int:
-    tenant = _tenant(args.tenant)
+    tenant = tenant_id(args.tenant)
     if not args.id or len(args.id) > 1024 or "\x00" in args.id:
         raise CliError("the document id must be 1 to 1024 characters, without NUL")
     with_owner(lambda connection: _find(connection, tenant, args.store, args.id))

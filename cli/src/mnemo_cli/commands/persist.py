@@ -31,6 +31,7 @@ from pydantic import ValidationError
 from mnemo_cli.errors import CliError
 from mnemo_cli.owner_connection import with_owner
 from mnemo_cli.publishing import publish_rows
+from mnemo_cli.tenant_option import tenant_id
 
 
 def register(subparsers: Any) -> None:  # argparse's subparsers action has no public type
@@ -48,16 +49,6 @@ def register(subparsers: Any) -> None:  # argparse's subparsers action has no pu
         help="then wait up to SECONDS until ingest has written every sent row (exit 1 if not)",
     )
     parser.set_defaults(func=persist_command)
-
-
-def _tenant(text: str) -> uuid.UUID:
-    try:
-        return uuid.UUID(text.strip())
-    except ValueError:
-        raise CliError(
-            f"--tenant {text[:80]!r} is not a tenant id: give the uuid `mnemo tenant create` "
-            "printed (`mnemo tenant list` shows them)"
-        ) from None
 
 
 async def _check(connection: asyncpg.Connection, tenant: uuid.UUID, store: str) -> None:
@@ -166,7 +157,7 @@ def _wait(tenant: uuid.UUID, ids: tuple[uuid.UUID, ...], seconds: float, quiet: 
 
 
 def persist_command(args: argparse.Namespace) -> int:
-    tenant = _tenant(args.tenant)
+    tenant = tenant_id(args.tenant)
     with_owner(lambda connection: _check(connection, tenant, args.store))
     failures: list[str] = []
     progress = _Progress(args.quiet, "persist", _count_lines(args.file))
