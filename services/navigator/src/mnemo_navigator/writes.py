@@ -197,14 +197,8 @@ class Writes:
         principal.require(WRITE_SCOPE)
         if not document_id or len(document_id) > 1024 or "\x00" in document_id:
             raise InvalidRequestError("id: 1 to 1024 characters, no NUL")
-        if wait is not None and not 0 <= wait <= MAX_WAIT_SECONDS:
-            raise InvalidRequestError(f"wait: 0 to {MAX_WAIT_SECONDS:g} seconds, got {wait:g}")
-        tenant = principal.tenant
-        if not await self._tenants.tenant_exists(tenant):
-            raise UnknownTenantError(
-                f"unknown tenant {tenant}: the token names a tenant that does not exist in this "
-                "deployment"
-            )
+        _check_wait(wait)
+        tenant = await self._existing_tenant(principal)
         readers = await self._directory.store(store_name)
         if readers is None or not readers.documents_of or self._documents is None:
             raise UnknownStoreError(
@@ -276,14 +270,8 @@ class Writes:
                 f"event_ids: one distinct id per row ({len(rows)} rows), got {len(event_ids)} "
                 f"ids, {len(set(event_ids))} distinct"
             )
-        if wait is not None and not 0 <= wait <= MAX_WAIT_SECONDS:
-            raise InvalidRequestError(f"wait: 0 to {MAX_WAIT_SECONDS:g} seconds, got {wait:g}")
-        tenant = principal.tenant
-        if not await self._tenants.tenant_exists(tenant):
-            raise UnknownTenantError(
-                f"unknown tenant {tenant}: the token names a tenant that does not exist in this "
-                "deployment"
-            )
+        _check_wait(wait)
+        tenant = await self._existing_tenant(principal)
         readers = await self._directory.store(store_name)
         if readers is None:
             raise UnknownStoreError(
@@ -338,6 +326,16 @@ class Writes:
 
         await _until(all_processed, wait)
         return WriteResult(ids, tuple(i for i in ids if i in seen))
+
+    async def _existing_tenant(self, principal: Principal) -> uuid.UUID:
+        """The token's tenant, or UnknownTenantError when this deployment has no such tenant."""
+        tenant = principal.tenant
+        if not await self._tenants.tenant_exists(tenant):
+            raise UnknownTenantError(
+                f"unknown tenant {tenant}: the token names a tenant that does not exist in this "
+                "deployment"
+            )
+        return tenant
 
     async def _published(self, tenant: uuid.UUID, ids: Sequence[uuid.UUID]) -> bool:
         return await self._log.published(tenant, ids) == len(ids)
@@ -403,6 +401,11 @@ def _pinned_values(template: str, claim: Mapping[str, str], corpus: str) -> dict
             text.append(claim[part.path[1]])
         values[condition.column] = "".join(text)
     return values
+
+
+def _check_wait(wait: float | None) -> None:
+    if wait is not None and not 0 <= wait <= MAX_WAIT_SECONDS:
+        raise InvalidRequestError(f"wait: 0 to {MAX_WAIT_SECONDS:g} seconds, got {wait:g}")
 
 
 def _check(readers: StoreReaders, index: int, values: Mapping[str, Any]) -> None:
