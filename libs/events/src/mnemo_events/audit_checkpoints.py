@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError
 
 from mnemo_events.security import client_options
 from mnemo_events.settings import KafkaSettings
+from mnemo_events.topic_snapshot import read_to_end
 
 CHECKPOINTS: Final = "mnemo.audit.checkpoints.v1"
 
@@ -115,67 +115,16 @@ async def read_checkpoints(
         ) from None
 
 
-async def _partitions(settings: KafkaSettings, topic: str) -> list[TopicPartition]:
-    """The topic's partitions (none when it does not exist), as the administrator describes them
-    (a consumer without a subscription has no metadata of the topic)."""
-    admin = AIOKafkaAdminClient(
-        bootstrap_servers=settings.bootstrap,
-        request_timeout_ms=settings.request_timeout_ms,
-        **client_options(settings),
-    )
-    await admin.start()
-    try:
-        if topic not in set(await admin.list_topics()):
-            return []
-        described = await admin.describe_topics([topic])
-    finally:
-        await admin.close()
-    return sorted(
-        (
-            TopicPartition(topic, part["partition"])
-            for entry in described
-            if entry.get("error_code") == 0
-            for part in entry.get("partitions", ())
-        ),
-        key=lambda tp: tp.partition,
-    )
-
-
 async def _read(settings: KafkaSettings, topic: str) -> dict[uuid.UUID, Checkpoint]:
     latest: dict[uuid.UUID, Checkpoint] = {}
-    partitions = await _partitions(settings, topic)
-    if not partitions:
-        return latest
-    consumer = AIOKafkaConsumer(
-        bootstrap_servers=settings.bootstrap,
-        group_id=None,
-        enable_auto_commit=False,
-        auto_offset_reset="earliest",
-        request_timeout_ms=settings.request_timeout_ms,
-        **client_options(settings),
-    )
-    await consumer.start()
-    try:
-        consumer.assign(partitions)
-        ends = await consumer.end_offsets(partitions)
-        await consumer.seek_to_beginning(*partitions)
-        pending = {tp for tp in partitions if ends[tp] > 0}
-        while pending:
-            batch = await consumer.getmany(*pending, timeout_ms=1000)
-            for tp, records in batch.items():
-                for record in records:
-                    if record.offset >= ends[tp] or record.value is None:
-                        continue
-                    try:
-                        checkpoint = Checkpoint.decode(record.value)
-                    except CheckpointFormatError:
-                        continue
-                    if record.key != str(checkpoint.tenant).encode():
-                        continue
-                    latest[checkpoint.tenant] = checkpoint
-            for tp in list(pending):
-                if await consumer.position(tp) >= ends[tp]:
-                    pending.discard(tp)
-    finally:
-        await consumer.stop()
+    for record in await read_to_end(settings, [topic]):
+        if record.value is None:
+            continue
+        try:
+            checkpoint = Checkpoint.decode(record.value)
+        except CheckpointFormatError:
+            continue
+        if record.key != str(checkpoint.tenant).encode():
+            continue
+        latest[checkpoint.tenant] = checkpoint
     return latest

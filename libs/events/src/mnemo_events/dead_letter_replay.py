@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka import AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
 from aiokafka.structs import ConsumerRecord
@@ -39,6 +39,7 @@ from mnemo_events.dead_letters import (
 )
 from mnemo_events.security import client_options
 from mnemo_events.settings import KafkaSettings
+from mnemo_events.topic_snapshot import groupless_consumer, read_to_end, topic_partitions
 from mnemo_events.topics import DEAD_LETTER_SUFFIX, dead_letter_topic
 
 REPLAY_OF = "mnemo-replay-of"
@@ -258,7 +259,7 @@ async def _failed_again(
     has failed again or `wait_seconds` pass."""
     if not replayed or not start:
         return []
-    consumer = _consumer(settings)
+    consumer = groupless_consumer(settings)
     await consumer.start()
     found: dict[str, StoredDeadLetter] = {}
     try:
@@ -282,22 +283,11 @@ async def _failed_again(
     return list(found.values())
 
 
-def _consumer(settings: KafkaSettings) -> AIOKafkaConsumer:
-    return AIOKafkaConsumer(
-        bootstrap_servers=settings.bootstrap,
-        group_id=None,
-        enable_auto_commit=False,
-        auto_offset_reset="earliest",
-        request_timeout_ms=settings.request_timeout_ms,
-        **client_options(settings),
-    )
-
-
 async def _end_offsets(settings: KafkaSettings, topics: Sequence[str]) -> dict[TopicPartition, int]:
-    partitions = await _partitions(settings, topics)
+    partitions = await topic_partitions(settings, topics)
     if not partitions:
         return {}
-    consumer = _consumer(settings)
+    consumer = groupless_consumer(settings)
     await consumer.start()
     try:
         ends: dict[TopicPartition, int] = await consumer.end_offsets(partitions)
@@ -306,56 +296,9 @@ async def _end_offsets(settings: KafkaSettings, topics: Sequence[str]) -> dict[T
         await consumer.stop()
 
 
-async def _partitions(settings: KafkaSettings, topics: Sequence[str]) -> list[TopicPartition]:
-    """The partitions of those of `topics` that exist (a consumer without a subscription has no
-    metadata of them, so the administrator's description is asked)."""
-    if not topics:
-        return []
-    admin = AIOKafkaAdminClient(
-        bootstrap_servers=settings.bootstrap,
-        request_timeout_ms=settings.request_timeout_ms,
-        **client_options(settings),
-    )
-    await admin.start()
-    try:
-        existing = set(await admin.list_topics())
-        present = [topic for topic in dict.fromkeys(topics) if topic in existing]
-        described = await admin.describe_topics(present) if present else []
-    finally:
-        await admin.close()
-    return sorted(
-        (
-            TopicPartition(entry["topic"], part["partition"])
-            for entry in described
-            if entry.get("error_code") == 0
-            for part in entry.get("partitions", ())
-        ),
-        key=lambda tp: (tp.topic, tp.partition),
-    )
-
-
 async def _read(settings: KafkaSettings, topics: Sequence[str]) -> list[StoredDeadLetter]:
     """Every record of `topics` up to their end offsets as the read starts."""
-    partitions = await _partitions(settings, topics)
-    if not partitions:
-        return []
-    consumer = _consumer(settings)
-    await consumer.start()
-    records: list[StoredDeadLetter] = []
-    try:
-        consumer.assign(partitions)
-        ends = await consumer.end_offsets(partitions)
-        await consumer.seek_to_beginning(*partitions)
-        pending = {tp for tp in partitions if ends[tp] > 0}
-        while pending:
-            batch = await consumer.getmany(*pending, timeout_ms=1000)
-            for tp, items in batch.items():
-                records.extend(_letter(item) for item in items if item.offset < ends[tp])
-            for tp in list(pending):
-                if await consumer.position(tp) >= ends[tp]:
-                    pending.discard(tp)
-    finally:
-        await consumer.stop()
+    records = [_letter(record) for record in await read_to_end(settings, topics)]
     records.sort(key=lambda r: (r.topic, r.partition, r.offset))
     return records
 
