@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from mnemo_telemetry.tracing import W3C_PROPAGATOR
+from mnemo_telemetry.tracing import W3C_PROPAGATOR, skips_unsampled_children
 from opentelemetry import baggage, propagate, trace
 from opentelemetry import context as otel_context
 
@@ -92,6 +92,25 @@ def context_from_headers(
         trace_state=None,
     )
     return trace.set_span_in_context(trace.NonRecordingSpan(span_context), empty)
+
+
+_UNSAMPLED_TRACEPARENT = re.compile(r"00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-00")
+
+
+def unsampled_as_is(headers: Mapping[str, str]) -> bool:
+    """Whether sending under the context of the stored `headers` (`context_from_headers`, a
+    producer span, `outgoing_headers`) would make no span and send `headers` unchanged: their
+    `traceparent` is a canonical W3C one with the sampled flag clear, they carry no `tracestate`
+    or `baggage`, the propagator is Mnemo's and the sampler follows the parent. An outbox relay
+    then hands the stored headers on without those calls (one per event on the write path)."""
+    header = headers.get(TRACEPARENT)
+    if header is None or _UNSAMPLED_TRACEPARENT.fullmatch(header) is None:
+        return False
+    for name in headers:
+        lowered = name.lower()
+        if lowered in (TRACESTATE, BAGGAGE) or (lowered == TRACEPARENT and name != TRACEPARENT):
+            return False
+    return propagate.get_global_textmap() is W3C_PROPAGATOR and skips_unsampled_children()
 
 
 def trace_id_of(ctx: otel_context.Context) -> str | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 
 from faststream.kafka import KafkaBroker
-from mnemo_events.tracing import context_from_headers, outgoing_headers
+from mnemo_events.tracing import context_from_headers, outgoing_headers, unsampled_as_is
 from mnemo_store import OutboxMessage
 from mnemo_telemetry.tracing import producer_span
 from opentelemetry import context as otel_context
@@ -24,6 +24,15 @@ class KafkaPublisher:
     async def enqueue(self, message: OutboxMessage) -> Awaitable[object]:
         # The record continues the trace of the transaction that wrote it (its stored headers).
         stored = dict(message.headers)
+        if unsampled_as_is(stored):  # a dropped trace: no span, the stored headers as they are
+            passed: Awaitable[object] = await self._broker.publish(
+                message.payload.encode(),
+                topic=message.topic,
+                key=message.key,
+                headers=stored,
+                no_confirm=True,
+            )
+            return passed
         parent = context_from_headers([(k, v.encode()) for k, v in stored.items()])
         token = otel_context.attach(parent)
         try:

@@ -488,6 +488,13 @@ class SpanHandle:
         )
 
 
+def skips_unsampled_children() -> bool:
+    """Whether the tracing in place makes no span under a parent that is not sampled (its sampler
+    follows the parent): then work in such a trace may skip the span calls altogether."""
+    current = _current
+    return current is not None and current._skips_unsampled
+
+
 def _unsampled(parent: otel_context.Context | None) -> SpanHandle | None:
     """A handle over the parent's context when a span under `parent` (None: the current context)
     would be dropped: the parent is valid, not sampled, records nothing itself, and the sampler
