@@ -181,11 +181,16 @@ async def test_an_http_api_is_ready_without_kafka_and_partitions_are_reported_ap
     kit.checks["database"] = connected
     # A subscriber whose consumer has not joined its group (the broker is never started).
     kit._subscribers.append(SimpleNamespace(consumer=None, topics=[SimpleNamespace(name="t")]))
-    assert set(kit.checks) == {"database"}
+    assert set(kit.checks) == {"started", "database"}
     assert set(kit.consumer_checks) == {"kafka", "partitions"}
     assert kit.app is not None
     transport = httpx.ASGITransport(app=kit.app)
     async with httpx.AsyncClient(transport=transport, base_url="http://kit") as client:
+        # Not ready while the start gate still turns requests away.
+        starting = await client.get("/readyz")
+        assert starting.status_code == 503
+        assert set(starting.json()["problems"]) == {"started"}
+        kit._started = True
         ready = await client.get("/readyz")
         assert ready.status_code == 200, ready.text
         strict = await client.get("/readyz", params={"consumers": "true"})
@@ -196,6 +201,6 @@ async def test_an_http_api_is_ready_without_kafka_and_partitions_are_reported_ap
 
 def test_a_consumer_only_service_needs_its_broker_to_be_ready_but_not_its_partitions() -> None:
     kit = Composition("kit", KitSettings(development=True))
-    assert set(kit.checks) == {"database", "kafka"}
+    assert set(kit.checks) == {"started", "database", "kafka"}
     assert set(kit.consumer_checks) == {"partitions"}
     assert "consumer-partitions" in [name for name, _ in kit._background]

@@ -81,7 +81,10 @@ class Composition:
             else None
         )
         self._pool: asyncpg.Pool | None = None
-        self.checks: dict[str, ReadinessCheck] = {"database": self._database}
+        self.checks: dict[str, ReadinessCheck] = {
+            "started": self._start_finished,
+            "database": self._database,
+        }
         """Readiness: what the service needs to serve (the broker too for a consumer-only service;
         `http_app` moves it to the consumer checks of a service with an HTTP API)."""
         self.consumer_checks: dict[str, ReadinessCheck] = {}
@@ -239,6 +242,11 @@ class Composition:
                     metrics.CONSUMER_PARTITIONS.labels(self.name, topic.name).set(held)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stopping.wait(), PARTITIONS_REPORT_SECONDS)
+
+    async def _start_finished(self) -> str | None:
+        # Without it, /readyz would pass while the start gate still answers 503 (the pool opens
+        # in the lifespan, before the broker has started).
+        return None if self._started else "starting: resources or the broker not started yet"
 
     async def _database(self) -> str | None:
         if self._pool is None:
