@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import KafkaError, TopicAlreadyExistsError
+from aiokafka.errors import KafkaError
 
-from mnemo_events.security import client_options
+from mnemo_events.provisioning import ensure_compacted_topic
 from mnemo_events.settings import KafkaSettings
 from mnemo_events.topic_snapshot import read_to_end
+from mnemo_events.topics import AUDIT_CHECKPOINTS
 
-CHECKPOINTS: Final = "mnemo.audit.checkpoints.v1"
+CHECKPOINTS: Final = AUDIT_CHECKPOINTS
 
 
 class CheckpointReadError(Exception):
@@ -73,32 +73,7 @@ class Checkpoint:
 
 async def ensure_checkpoint_topic(settings: KafkaSettings, topic: str = CHECKPOINTS) -> None:
     """The checkpoint topic, compacted with one partition, when it does not exist."""
-    if not settings.provision_topics:
-        return
-    admin = AIOKafkaAdminClient(
-        bootstrap_servers=settings.bootstrap,
-        request_timeout_ms=settings.request_timeout_ms,
-        **client_options(settings),
-    )
-    await admin.start()
-    try:
-        if topic in set(await admin.list_topics()):
-            return
-        try:
-            await admin.create_topics(
-                [
-                    NewTopic(
-                        name=topic,
-                        num_partitions=1,
-                        replication_factor=settings.replication_factor,
-                        topic_configs={"cleanup.policy": "compact"},
-                    )
-                ]
-            )
-        except TopicAlreadyExistsError:
-            return
-    finally:
-        await admin.close()
+    await ensure_compacted_topic(settings, topic)
 
 
 async def read_checkpoints(

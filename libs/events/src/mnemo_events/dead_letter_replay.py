@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from aiokafka import AIOKafkaProducer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import TopicAlreadyExistsError
 from aiokafka.structs import ConsumerRecord
 
 from mnemo_events.dead_letters import (
@@ -37,6 +35,7 @@ from mnemo_events.dead_letters import (
     ORIGIN_TOPIC,
     REASON,
 )
+from mnemo_events.provisioning import ensure_compacted_topic
 from mnemo_events.security import client_options
 from mnemo_events.settings import KafkaSettings
 from mnemo_events.topic_snapshot import groupless_consumer, read_to_end, topic_partitions
@@ -212,7 +211,7 @@ async def replay(
 ) -> ReplayResult:
     """Republish each of `letters` once to its origin topic (those replayed before only with
     `again`), then watch the dead-letter topics for `wait_seconds` for the ones that fail again."""
-    await _ensure_replays_topic(settings, client_id)
+    await ensure_compacted_topic(settings, REPLAYS_TOPIC, client_id=client_id)
     done_before = {r.key.decode() for r in await _read(settings, [REPLAYS_TOPIC]) if r.key}
     todo = [letter for letter in letters if again or letter.name not in done_before]
     skipped = tuple(letter.name for letter in letters if letter not in todo)
@@ -313,31 +312,3 @@ def _letter(record: ConsumerRecord[bytes, bytes]) -> StoredDeadLetter:
         value=record.value or b"",
         headers=tuple((str(name), bytes(value)) for name, value in record.headers),
     )
-
-
-async def _ensure_replays_topic(settings: KafkaSettings, client_id: str) -> None:
-    """`mnemo.dlt.replays`, compacted, when it does not exist (the provisioning's settings)."""
-    if not settings.provision_topics:
-        return
-    admin = AIOKafkaAdminClient(
-        bootstrap_servers=settings.bootstrap,
-        client_id=client_id,
-        request_timeout_ms=settings.request_timeout_ms,
-        **client_options(settings),
-    )
-    await admin.start()
-    try:
-        if REPLAYS_TOPIC in set(await admin.list_topics()):
-            return
-        topic = NewTopic(
-            name=REPLAYS_TOPIC,
-            num_partitions=1,
-            replication_factor=settings.replication_factor,
-            topic_configs={"cleanup.policy": "compact"},
-        )
-        try:
-            await admin.create_topics([topic])
-        except TopicAlreadyExistsError:
-            return
-    finally:
-        await admin.close()

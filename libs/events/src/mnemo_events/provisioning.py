@@ -14,11 +14,10 @@ from collections.abc import Iterable, Sequence
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
 
-from mnemo_events.audit_checkpoints import ensure_checkpoint_topic
 from mnemo_events.errors import TopicCreationError
 from mnemo_events.security import client_options
 from mnemo_events.settings import KafkaSettings
-from mnemo_events.topics import DEAD_LETTER_SUFFIX, TOPICS, dead_letter_topic
+from mnemo_events.topics import AUDIT_CHECKPOINTS, DEAD_LETTER_SUFFIX, TOPICS, dead_letter_topic
 
 
 def with_dead_letters(topics: Iterable[str]) -> tuple[str, ...]:
@@ -78,6 +77,37 @@ async def ensure_topics(
         await admin.close()
 
 
+async def ensure_compacted_topic(
+    settings: KafkaSettings, topic: str, *, client_id: str = "mnemo-provisioning"
+) -> None:
+    """`topic`, compacted with one partition, when it does not exist (nothing when the settings
+    leave provisioning to an administrator). Safe to run concurrently."""
+    if not settings.provision_topics:
+        return
+    admin = AIOKafkaAdminClient(
+        bootstrap_servers=settings.bootstrap,
+        client_id=client_id,
+        request_timeout_ms=settings.request_timeout_ms,
+        **client_options(settings),
+    )
+    await admin.start()
+    try:
+        if topic in set(await admin.list_topics()):
+            return
+        compacted = NewTopic(
+            name=topic,
+            num_partitions=1,
+            replication_factor=settings.replication_factor,
+            topic_configs={"cleanup.policy": "compact"},
+        )
+        try:
+            await admin.create_topics([compacted])
+        except TopicAlreadyExistsError:
+            return
+    finally:
+        await admin.close()
+
+
 def _errors(response: object) -> list[tuple[str, int, str]]:
     """The (topic, error code, message) triples of a CreateTopics response of any version."""
     return [tuple(entry) for entry in getattr(response, "topic_errors", [])]
@@ -87,7 +117,7 @@ async def provision(settings: KafkaSettings) -> list[str]:
     """Every Mnemo topic with its `.dlt`, and the audit service's compacted checkpoint topic (an
     administrator's run: a service whose user may not create topics finds them all made)."""
     created = await ensure_topics(settings)
-    await ensure_checkpoint_topic(settings)
+    await ensure_compacted_topic(settings, AUDIT_CHECKPOINTS)
     return created
 
 

@@ -20,6 +20,8 @@ DOCUMENT_PERSISTED: Final = "mnemo.document.persisted.v1"
 NAVIGATE_REQUESTED: Final = "mnemo.navigate.requested.v1"
 NAVIGATE_COMPLETED: Final = "mnemo.navigate.completed.v1"
 AUDIT: Final = "mnemo.audit.v1"
+# The audit service's compacted checkpoint topic (one partition, not in TOPICS: no data model).
+AUDIT_CHECKPOINTS: Final = "mnemo.audit.checkpoints.v1"
 DEAD_LETTER_SUFFIX: Final = ".dlt"
 
 DATA_MODELS: Final[dict[str, type[Message]]] = {
