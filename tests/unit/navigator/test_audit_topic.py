@@ -15,7 +15,7 @@ from mnemo_navigator.use_cases import Caller, Navigator
 
 def audit_topic_of(navigator: Navigator) -> str:
     caller = Caller(Principal(tenant=uuid.uuid4(), subject="agent"))
-    event = navigator._audit(caller, "Memory", "navigate", "q", ["d1"], 1.0, 0.5, "digest", 7)
+    event = navigator.query_audit(caller, "Memory", "navigate", "q", ["d1"], 1.0, 0.5, "digest", 7)
     return event.topic
 
 

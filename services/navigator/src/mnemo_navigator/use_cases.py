@@ -417,7 +417,7 @@ class Navigator:
                         after = await tx.graph.revision(corpus.name)
                 latency = (time.perf_counter() - started) * 1000
                 await tx.audit.append(
-                    self._audit(
+                    self.query_audit(
                         caller,
                         corpus.name,
                         "navigate",
@@ -532,7 +532,7 @@ class Navigator:
             items = found
             latency = (time.perf_counter() - started) * 1000
             await tx.audit.append(
-                self._audit(
+                self.query_audit(
                     caller,
                     corpus.name,
                     operation,
@@ -574,7 +574,7 @@ class Navigator:
             rows = rows[:limit]
             described = f"documents limit={limit}" + ("" if after is None else f" after={after}")
             await tx.audit.append(
-                self._audit(
+                self.query_audit(
                     caller,
                     corpus.name,
                     "documents",
@@ -602,32 +602,8 @@ class Navigator:
         scope_digest: str,
         revision: int | None,
     ) -> OutboxEvent:
-        """The `corpus:<name>:query` audit event of one request, for the forms served beside the
-        store corpora (`mnemo_navigator.corpus_forms`)."""
-        return self._audit(
-            caller,
-            corpus,
-            operation,
-            query,
-            returned,
-            latency_ms,
-            top_similarity,
-            scope_digest,
-            revision,
-        )
-
-    def _audit(
-        self,
-        caller: Caller,
-        corpus: str,
-        operation: Operation,
-        query: str,
-        returned: Sequence[str],
-        latency_ms: float,
-        top_similarity: float | None,
-        scope_digest: str,
-        revision: int | None,
-    ) -> OutboxEvent:
+        """The `corpus:<name>:query` audit event of one request (of the store corpora here, and of
+        the forms served beside them: `mnemo_navigator.corpus_forms`)."""
         tenant = caller.principal.tenant
         data = AuditRecorded(
             record=QueryAudited(
