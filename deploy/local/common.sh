@@ -29,6 +29,15 @@ fail() {
     exit 1
 }
 
+# client_defaults: what the `mnemo` command needs to reach the local stack (the owner role's
+# database URL, the Kafka bootstrap), exported unless already set (`make run` exports them), and
+# NAVIGATOR_URL (MNEMO_NAVIGATOR_URL, or the local navigator). For the demo scripts.
+client_defaults() {
+    export MNEMO_OWNER_DATABASE_URL="${MNEMO_OWNER_DATABASE_URL:-postgresql://mnemo_owner:mnemo_owner@127.0.0.1:$MNEMO_PG_PORT/mnemo}"
+    export MNEMO_KAFKA_BOOTSTRAP="${MNEMO_KAFKA_BOOTSTRAP:-127.0.0.1:$MNEMO_KAFKA_PORT}"
+    NAVIGATOR_URL="${MNEMO_NAVIGATOR_URL:-http://127.0.0.1:${MNEMO_NAVIGATOR_PORT:-8080}}"
+}
+
 # pid_alive PIDFILE: true when the file names a live process.
 pid_alive() {
     [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null

@@ -10,9 +10,7 @@ source deploy/local/common.sh
 # What the services were started with (the navigator's pinned scope template, for the narration).
 source deploy/local/settings.sh
 # `make run` exports these; a direct run gets the local stack's defaults.
-export MNEMO_OWNER_DATABASE_URL="${MNEMO_OWNER_DATABASE_URL:-postgresql://mnemo_owner:mnemo_owner@127.0.0.1:$MNEMO_PG_PORT/mnemo}"
-export MNEMO_KAFKA_BOOTSTRAP="${MNEMO_KAFKA_BOOTSTRAP:-127.0.0.1:$MNEMO_KAFKA_PORT}"
-NAVIGATOR_URL="${MNEMO_NAVIGATOR_URL:-http://127.0.0.1:${MNEMO_NAVIGATOR_PORT:-8080}}"
+client_defaults
 export MNEMO_NAVIGATOR_URL="$NAVIGATOR_URL"
 JAEGER_URL="http://127.0.0.1:16686"
 PYTHON=.venv/bin/python

@@ -9,9 +9,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 source deploy/local/common.sh
 source deploy/local/settings.sh
-export MNEMO_OWNER_DATABASE_URL="${MNEMO_OWNER_DATABASE_URL:-postgresql://mnemo_owner:mnemo_owner@127.0.0.1:$MNEMO_PG_PORT/mnemo}"
-export MNEMO_KAFKA_BOOTSTRAP="${MNEMO_KAFKA_BOOTSTRAP:-127.0.0.1:$MNEMO_KAFKA_PORT}"
-NAVIGATOR_URL="${MNEMO_NAVIGATOR_URL:-http://127.0.0.1:${MNEMO_NAVIGATOR_PORT:-8080}}"
+client_defaults
 PYTHON=.venv/bin/python
 example=deploy/demo/overdraft_fee_qa
 mnemo() { .venv/bin/mnemo "$@"; }
