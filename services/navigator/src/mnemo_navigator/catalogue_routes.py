@@ -14,6 +14,7 @@ registered by `mnemo apply`, routes by `mnemo route apply`.
 
 # No `from __future__ import annotations`: FastAPI reads the annotations of the handlers.
 
+import re
 from collections import Counter
 from datetime import datetime
 from typing import Annotated, Any, Literal, Protocol
@@ -228,6 +229,13 @@ def catalogue_router(registry: RegistryReads, verifier: TokenVerifier) -> APIRou
             summary="Not allowed: the catalogue is read-only (405)",
             responses={405: {"model": ErrorBody, "description": "the catalogue is read-only"}},
             name=f"read_only_{path}",
+            # The handler reads no parameter, but the document must still declare the path's.
+            openapi_extra={
+                "parameters": [
+                    {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+                    for name in re.findall(r"\{(\w+)\}", path)
+                ]
+            },
         )
 
     return router

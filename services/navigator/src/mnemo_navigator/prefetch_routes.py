@@ -43,6 +43,7 @@ class PrefetchOut(BaseModel):
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorBody, "description": description}
     for status, description in {
+        400: "the body is not JSON",
         401: "no token, or an invalid, expired or wrongly signed one",
         403: "the token lacks the `read` scope or names a tenant that does not exist",
         404: "no such route, or no such version (or no active version) of it",
