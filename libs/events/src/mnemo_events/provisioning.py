@@ -36,12 +36,7 @@ async def ensure_topics(
     """Create whichever of `topics` (and their dead-letter topics) do not exist; returns the names
     created. Safe to run concurrently from several processes."""
     wanted = with_dead_letters(topics)
-    admin = AIOKafkaAdminClient(
-        bootstrap_servers=settings.bootstrap,
-        client_id=client_id,
-        request_timeout_ms=settings.request_timeout_ms,
-        **client_options(settings),
-    )
+    admin = _admin(settings, client_id)
     await admin.start()
     try:
         existing = set(await admin.list_topics())
@@ -84,12 +79,7 @@ async def ensure_compacted_topic(
     leave provisioning to an administrator). Safe to run concurrently."""
     if not settings.provision_topics:
         return
-    admin = AIOKafkaAdminClient(
-        bootstrap_servers=settings.bootstrap,
-        client_id=client_id,
-        request_timeout_ms=settings.request_timeout_ms,
-        **client_options(settings),
-    )
+    admin = _admin(settings, client_id)
     await admin.start()
     try:
         if topic in set(await admin.list_topics()):
@@ -106,6 +96,15 @@ async def ensure_compacted_topic(
             return
     finally:
         await admin.close()
+
+
+def _admin(settings: KafkaSettings, client_id: str) -> AIOKafkaAdminClient:
+    return AIOKafkaAdminClient(
+        bootstrap_servers=settings.bootstrap,
+        client_id=client_id,
+        request_timeout_ms=settings.request_timeout_ms,
+        **client_options(settings),
+    )
 
 
 def _errors(response: object) -> list[tuple[str, int, str]]:
