@@ -38,6 +38,22 @@ client_defaults() {
     NAVIGATOR_URL="${MNEMO_NAVIGATOR_URL:-http://127.0.0.1:${MNEMO_NAVIGATOR_PORT:-8080}}"
 }
 
+# kafka_node_settings: the server.properties lines both local brokers share (kafka.sh and
+# kafka-secure.sh): one node, three partitions a topic, no auto-created topics, few threads.
+kafka_node_settings() {
+    cat <<'SETTINGS'
+num.partitions=3
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+group.initial.rebalance.delay.ms=0
+auto.create.topics.enable=false
+num.network.threads=2
+num.io.threads=2
+SETTINGS
+}
+
 # pid_alive PIDFILE: true when the file names a live process.
 pid_alive() {
     [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null

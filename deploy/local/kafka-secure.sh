@@ -99,15 +99,7 @@ authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
 super.users=User:admin
 allow.everyone.if.no.acl.found=false
 log.dirs=$HOME_DIR/data
-num.partitions=3
-offsets.topic.replication.factor=1
-offsets.topic.num.partitions=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-group.initial.rebalance.delay.ms=0
-auto.create.topics.enable=false
-num.network.threads=2
-num.io.threads=2
+$(kafka_node_settings)
 CONF
     chmod 600 "$CONFIG"
 }
