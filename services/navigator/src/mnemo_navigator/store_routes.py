@@ -84,6 +84,11 @@ class ForgetAccepted(BaseModel):
     """With `wait`: whether ingest carried it out within it. Without `wait`: null."""
 
 
+def _wait_query(description: str) -> Any:  # FastAPI's Query() is typed as Any
+    """`?wait=SECONDS`: 0 to MAX_WAIT_SECONDS, or absent (do not wait)."""
+    return Query(ge=0, le=MAX_WAIT_SECONDS, description=description)
+
+
 def store_router(writes: Writes, verifier: TokenVerifier) -> APIRouter:
     router = APIRouter(prefix="/v1", responses=_ERRORS)
 
@@ -108,12 +113,7 @@ def store_router(writes: Writes, verifier: TokenVerifier) -> APIRouter:
         body: RowsBody,
         who: Annotated[Principal, Depends(principal)],
         wait: Annotated[
-            float | None,
-            Query(
-                ge=0,
-                le=MAX_WAIT_SECONDS,
-                description="seconds to wait until ingest has processed the rows",
-            ),
+            float | None, _wait_query("seconds to wait until ingest has processed the rows")
         ] = None,
     ) -> RowsAccepted:
         result = await writes.write(
@@ -140,12 +140,7 @@ def store_router(writes: Writes, verifier: TokenVerifier) -> APIRouter:
         id: RowId,  # the path parameter's public name
         who: Annotated[Principal, Depends(principal)],
         wait: Annotated[
-            float | None,
-            Query(
-                ge=0,
-                le=MAX_WAIT_SECONDS,
-                description="seconds to wait until ingest has forgotten the document",
-            ),
+            float | None, _wait_query("seconds to wait until ingest has forgotten the document")
         ] = None,
         event_id: Annotated[
             uuid.UUID | None,
