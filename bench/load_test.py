@@ -790,7 +790,7 @@ async def main(args: argparse.Namespace) -> int:
             corpus,
             tenant,
             bootstrap,
-            (services.persist, services.persisted, services.audit),
+            (services.persist, services.persisted, services.audit, services.forget),
         )
         await owner.close()
 

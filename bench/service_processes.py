@@ -119,6 +119,10 @@ class Services:
         return self._name("persist.v1")
 
     @property
+    def forget(self) -> str:
+        return self._name("forget.v1")
+
+    @property
     def persisted(self) -> str:
         return self._name("document.persisted.v1")
 
@@ -149,6 +153,8 @@ class Services:
             "MNEMO_INGEST_PORT": ports["ingest"],
             "MNEMO_INGEST_TOPIC": self.persist,
             "MNEMO_INGEST_PERSISTED_TOPIC": self.persisted,
+            # Its own forget topic: the shared one holds other runs' commands for gone tenants.
+            "MNEMO_INGEST_FORGET_TOPIC": self.forget,
             "MNEMO_INGEST_AUDIT_TOPIC": self.audit,
             "MNEMO_INGEST_GROUP": self._name("ingest"),
             "MNEMO_CLASSIFIER_PORT": ports["edge-classifier"],
@@ -170,7 +176,8 @@ class Services:
     async def start(self) -> None:
         """Creates the topics, starts the processes and waits until each answers `/readyz`."""
         await ensure_topics(
-            KafkaSettings(bootstrap=self.bootstrap), [self.persist, self.persisted, self.audit]
+            KafkaSettings(bootstrap=self.bootstrap),
+            [self.persist, self.persisted, self.audit, self.forget],
         )
         env = self.environment()
         self.logs.mkdir(parents=True, exist_ok=True)
