@@ -76,7 +76,7 @@ teardown() {
     trap - EXIT INT TERM
     say "compose-test: tearing down (containers, network and volumes of project $PROJECT)" >&3
     if [ "$code" -ne 0 ]; then
-        for service in setup kafka-topics ingest edge-classifier navigator audit; do
+        for service in setup kafka-topics ingest edge-classifier navigator audit prometheus jaeger; do
             "$PODMAN_SHIM" logs --tail 20 "$(container "$service")" >>"$LOG" 2>&1 || true
         done
     fi
@@ -103,6 +103,11 @@ compose up -d postgres kafka jaeger prometheus >>"$LOG" 2>&1 || fail "compose up
 healthy() { "$PODMAN_SHIM" healthcheck run "$(container "$1")" >/dev/null 2>&1; }
 wait_for 90 "postgres" healthy postgres || fail "postgres did not become healthy within 90 s" "$LOG"
 wait_for 120 "kafka" healthy kafka || fail "kafka did not become healthy within 120 s" "$LOG"
+answers() { curl -fsS -o /dev/null --max-time 2 "$1" 2>/dev/null; }
+wait_for 120 "prometheus" answers http://127.0.0.1:39090/-/ready \
+    || fail "prometheus did not answer /-/ready on 39090 within 120 s" "$LOG"
+wait_for 120 "jaeger" answers http://127.0.0.1:36686/api/services \
+    || fail "jaeger's query API did not answer on 36686 within 120 s" "$LOG"
 step "Postgres, Kafka, Jaeger and Prometheus up"
 
 compose up -d --no-deps setup kafka-topics >>"$LOG" 2>&1 || fail "compose up (set-up jobs) failed" "$LOG"

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
@@ -75,6 +76,16 @@ def mnemo(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
 def get_json(url: str) -> Any:
     with urllib.request.urlopen(url, timeout=5) as answer:
         return json.load(answer)
+
+
+def answered_json(url: str) -> Any:
+    """`get_json`, or None while the server refuses or drops the connection (it may be restarting)."""
+    try:
+        return get_json(url)
+    except urllib.error.HTTPError:
+        raise
+    except (urllib.error.URLError, ConnectionError):
+        return None
 
 
 @dataclass(frozen=True)
@@ -185,16 +196,20 @@ def test_the_services_traces_reach_jaeger() -> None:
 def test_prometheus_scrapes_the_four_services_and_evaluates_mnemos_alert_rules() -> None:
     def every_service_up() -> bool:
         query = urllib.parse.urlencode({"query": "up{job='mnemo'} == 1"})
-        result = get_json(f"{PROMETHEUS}/api/v1/query?{query}")["data"]["result"]
-        return {r["metric"]["mnemo_service"] for r in result} == {
+        answer = answered_json(f"{PROMETHEUS}/api/v1/query?{query}")
+        if answer is None:
+            return False
+        return {r["metric"]["mnemo_service"] for r in answer["data"]["result"]} == {
             "navigator", "ingest", "edge-classifier", "audit",
         }  # fmt: skip
 
     eventually_sync(every_service_up, within=60, every=1, what="the four services scraped as up")
 
     def every_rule_evaluated() -> bool:
-        groups = get_json(f"{PROMETHEUS}/api/v1/rules")["data"]["groups"]
-        rules = [rule for group in groups for rule in group["rules"]]
+        answer = answered_json(f"{PROMETHEUS}/api/v1/rules")
+        if answer is None:
+            return False
+        rules = [rule for group in answer["data"]["groups"] for rule in group["rules"]]
         return bool(rules) and all(
             rule["health"] == "ok" and not rule["lastEvaluation"].startswith("0001")
             for rule in rules
