@@ -3,7 +3,7 @@
 # the memories; it also runs alone): route overdraft_fee_qa, deterministic prefetch over
 # fee-schedule (a store corpus Mnemo hosts and serves through its own gateway) and
 # product-disclosure (someone else's gateway: deploy/local/external_gateway.py, a separate process
-# started here and stopped when this script ends). Then the Control Plane console's URL.
+# started here on port 8090 and left up with the stack until `make down`). Then the console's URL.
 # Usage: demo_prefetch.sh [TENANT_ID]   (default: a new tenant bank-<run>)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -32,15 +32,21 @@ else
 fi
 show persist --store FeeScheduleDocuments --tenant "$BANK" "$example/fees.jsonl" --wait 60 --quiet
 
-# Someone else's search gateway: a process of its own on a free port, stopped when this ends.
-gateway_log="$(mktemp)"
-"$PYTHON" deploy/local/external_gateway.py --port 0 >"$gateway_log" 2>&1 &
-gateway_pid=$!
-trap 'kill "$gateway_pid" 2>/dev/null || true; rm -f "$gateway_log"' EXIT
-listening() { grep -q '^listening on ' "$gateway_log"; }
-wait_for 20 "the external gateway" listening || fail "the external gateway did not start" "$gateway_log"
-GATEWAY_URL="$(sed -n 's/^listening on //p' "$gateway_log")"
-printf 'product-disclosure is served by a separate process (deploy/local/external_gateway.py) at %s\n' "$GATEWAY_URL"
+# Someone else's search gateway: a process of its own that stays up with the local stack (so the
+# route and the console keep working after the demo), until `make down` stops it.
+GATEWAY_PORT="${MNEMO_EXTERNAL_GATEWAY_PORT:-8090}"
+GATEWAY_URL="http://127.0.0.1:$GATEWAY_PORT"
+gateway_pidfile="$MNEMO_RUN/external-gateway.pid"
+gateway_log="$MNEMO_LOGS/external-gateway.log"
+if ! pid_alive "$gateway_pidfile"; then
+    port_open "$GATEWAY_PORT" \
+        && fail "port $GATEWAY_PORT is taken; set MNEMO_EXTERNAL_GATEWAY_PORT to a free port for the external gateway"
+    setsid nohup "$PYTHON" deploy/local/external_gateway.py --port "$GATEWAY_PORT" >>"$gateway_log" 2>&1 </dev/null &
+    echo $! >"$gateway_pidfile"
+fi
+wait_for 20 "the external gateway" port_open "$GATEWAY_PORT" \
+    || fail "the external gateway did not start on port $GATEWAY_PORT" "$gateway_log"
+printf 'product-disclosure is served by a separate process (deploy/local/external_gateway.py, up until make down) at %s\n' "$GATEWAY_URL"
 
 show corpus add-external fee-schedule --url "$NAVIGATOR_URL/v1/corpora/FeeSchedule/search" \
     --collection FeeSchedule --display-name "Fee schedule" --owner deposits

@@ -87,6 +87,9 @@ down() {
         stop_pidfile "$name" "$MNEMO_RUN/$name.pid"
         rm -f "$MNEMO_RUN/$name.code"
     done
+    # The demo's stand-in for someone else's search gateway (deploy/local/demo_prefetch.sh), if it ran.
+    [ -f "$MNEMO_RUN/external-gateway.pid" ] && stop_pidfile "external-gateway" "$MNEMO_RUN/external-gateway.pid"
+    return 0
 }
 
 status() {
