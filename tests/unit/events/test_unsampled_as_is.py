@@ -20,6 +20,9 @@ HEADERS = [
     {**JSON, "traceparent": f"00-{TRACE_ID}-{SPAN_ID}-00"},
     {**JSON, "traceparent": f"00-{TRACE_ID}-{SPAN_ID}-01"},
     {**JSON, "traceparent": f"00-{TRACE_ID}-{SPAN_ID}-02"},
+    {**JSON, "traceparent": f"00-{TRACE_ID}-{SPAN_ID}-03"},
+    {**JSON, "traceparent": f"00-{TRACE_ID}-{SPAN_ID}-fe"},
+    {**JSON, "traceparent": f"00-{TRACE_ID}-{SPAN_ID}-0G"},
     {**JSON, "traceparent": f"00-{TRACE_ID.upper()}-{SPAN_ID}-00"},
     {**JSON, "traceparent": f" 00-{TRACE_ID}-{SPAN_ID}-00"},
     {**JSON, "traceparent": f"01-{TRACE_ID}-{SPAN_ID}-00"},
@@ -76,3 +79,15 @@ def test_an_unsampled_canonical_traceparent_is_passed_on_under_a_parent_based_sa
 def test_a_sampler_that_ignores_the_parent_always_takes_the_full_path() -> None:
     tracing.configure_tracing("test", None, sampler=ALWAYS_ON)
     assert not unsampled_as_is({**JSON, "traceparent": f"00-{TRACE_ID}-{SPAN_ID}-00"})
+
+
+def test_a_trace_the_sdk_started_and_dropped_is_passed_on_as_is() -> None:
+    """The SDK sets the W3C `random` flag (02) on the traces it starts; the sampled bit decides."""
+    tracing.configure_tracing(
+        "test", None, sampler=tracing.sampler_from("parentbased_traceidratio", "0")
+    )
+    started = tracing.start_consumer_span("mnemo.persist.v1", otel_context.Context())
+    stored = {**JSON, "traceparent": started.traceparent or ""}
+    assert stored["traceparent"].endswith("-02")
+    assert unsampled_as_is(stored)
+    assert not unsampled_as_is({**JSON, "traceparent": f"00-{TRACE_ID}-{SPAN_ID}-03"})

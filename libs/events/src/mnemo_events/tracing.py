@@ -94,7 +94,11 @@ def context_from_headers(
     return trace.set_span_in_context(trace.NonRecordingSpan(span_context), empty)
 
 
-_UNSAMPLED_TRACEPARENT = re.compile(r"00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-00")
+_UNSAMPLED_TRACEPARENT = re.compile(
+    r"00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f][02468ace]"
+)
+"""Version 00, valid ids, the sampled flag (bit 0) clear: other flags may be set, e.g. the W3C
+level-2 `random` flag (02) that the SDK sets on every trace it starts."""
 
 
 def unsampled_as_is(headers: Mapping[str, str]) -> bool:
