@@ -6,12 +6,14 @@ refuses later is dead-lettered with the reason."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+import asyncpg
 import httpx
 import pytest
 from mnemo_auth import DEVELOPMENT_SECRET, mint_token
@@ -21,9 +23,11 @@ from mnemo_events.provisioning import ensure_topics
 from mnemo_events.settings import KafkaSettings
 from mnemo_navigator.app import create_app
 from mnemo_navigator.settings import Settings
+from mnemo_store.erasure import erase_tenant
 
 from tests.integration.ingest.conftest import IngestProcess, ingest, suffix, table  # noqa: F401
 from tests.integration.navigator.conftest import navigator_dsn
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -363,3 +367,58 @@ async def test_mnemo_clients_write_sends_an_event_id_per_row_and_a_resend_writes
     async with writer.mnemo(tenant, scopes=("read",)) as reader:
         with pytest.raises(PermissionDeniedError):
             await reader.write(proc.docs, rows)
+
+
+async def test_a_write_waiting_for_the_relay_when_its_tenant_is_erased_answers_410_tenant_erased(
+    writer: Writer, app_dsn: str, owner_dsn: str, kafka_bootstrap: str
+) -> None:
+    """Erase removes the queued outbox rows: the write can never be published, so it is not told
+    503 NOT_YET_PUBLISHED (which means "it will still be written") but 410 TENANT_ERASED."""
+    proc = writer.ingest
+    owner = await asyncpg.connect(owner_dsn)
+    tenant = await owner.fetchval(
+        "INSERT INTO mnemo.tenants (name) VALUES ($1) RETURNING tenant_id",
+        f"test-erased-writer-{uuid.uuid4().hex[:8]}",
+    )
+    # No relay in this navigator (another process relays: nobody here), so the rows wait.
+    settings = Settings(
+        database_url=navigator_dsn(app_dsn),
+        consume_requests=False,
+        relay_outbox=False,
+        token_secret=DEVELOPMENT_SECRET,
+        persist_topic=f"test.persist.unrelayed.{uuid.uuid4().hex[:8]}.v1",
+        write_publish_seconds=20,
+        kafka=KafkaSettings(bootstrap=kafka_bootstrap, partitions=3),
+    )
+    runtime = create_app(settings, pinned_scopes={})
+    assert runtime.app is not None
+    await runtime.start()
+    try:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=runtime.app), base_url="http://navigator"
+        ) as client:
+            headers = writer.headers(tenant)
+            answer = asyncio.ensure_future(
+                client.post(
+                    f"/v1/stores/{proc.docs}/rows",
+                    json={"rows": [_doc(str(uuid.uuid4()), "to be erased")]},
+                    params={"wait": 5},
+                    headers=headers,
+                    timeout=60,
+                )
+            )
+
+            async def queued() -> bool:
+                async with owner.transaction():
+                    await owner.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
+                    return bool(await owner.fetchval("SELECT count(*) FROM mnemo.outbox"))
+
+            await eventually(queued, within=15, what="the write's row in the outbox")
+            await erase_tenant(owner, tenant)
+            response = await asyncio.wait_for(answer, 30)
+        assert response.status_code == 410, response.text
+        assert response.json()["error"]["code"] == "TENANT_ERASED"
+        assert "erased" in response.json()["error"]["message"]
+    finally:
+        await runtime.stop()
+        await owner.close()

@@ -110,23 +110,10 @@ async def claim_events_with_payloads(
 
 async def append_outbox_events(tx: TenantTransaction, events: Sequence[outbox.OutboxEvent]) -> None:
     """`TenantTransaction.append_outbox` for many events in one statement, in the given order
-    (the outbox's `seq`, which the relay publishes by, follows it). The payloads and the headers
-    are encoded as one JSON array each (one encoder call a batch, not two an event) and taken
-    apart by position in the statement; `jsonb` keeps the same values either way."""
+    (`outbox.INSERT_MANY_SQL`)."""
     if not events:
         return
-    await tx._open().execute(
-        "INSERT INTO mnemo.outbox (axon_tenant, event_id, topic, key, payload, headers)"
-        " SELECT $1, e, t, k, $5::jsonb -> (n::int - 1), $6::jsonb -> (n::int - 1)"
-        " FROM unnest($2::uuid[], $3::text[], $4::bytea[])"
-        " WITH ORDINALITY AS u (e, t, k, n) ORDER BY n",
-        tx.tenant_id,
-        [event.event_id for event in events],
-        [event.topic for event in events],
-        [event.key for event in events],
-        json.dumps([event.payload for event in events], separators=(",", ":")),
-        json.dumps([dict(event.headers) for event in events], separators=(",", ":")),
-    )
+    await tx._open().execute(outbox.INSERT_MANY_SQL, *outbox.insert_many_args(tx.tenant_id, events))
 
 
 async def existing_documents(

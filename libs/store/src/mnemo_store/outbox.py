@@ -10,11 +10,17 @@ are still marked (and committed) before the error propagates, so a restarted rel
 tenant, with the first unpublished one and the order within a tenant holds.
 A crash between a broker acknowledgement and that commit can still repeat an event: consumers
 deduplicate by event id (the inbox), which makes delivery effectively once.
+
+A writer in the relay's process that answers once its events are on Kafka (the navigator's HTTP
+writes) asks `OutboxRelay.published_waiter` to be told when this relay has marked them, instead of
+polling the outbox; another relay (another replica) may publish them too, so it still reads the
+outbox now and then.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import uuid
 from collections.abc import Awaitable, Mapping, Sequence
@@ -87,6 +93,29 @@ _MARK_SQL = (
 )
 
 
+INSERT_MANY_SQL = (
+    "INSERT INTO mnemo.outbox (axon_tenant, event_id, topic, key, payload, headers)"
+    " SELECT $1, e, t, k, $5::jsonb -> (n::int - 1), $6::jsonb -> (n::int - 1)"
+    " FROM unnest($2::uuid[], $3::text[], $4::bytea[])"
+    " WITH ORDINALITY AS u (e, t, k, n) ORDER BY n"
+)
+
+
+def insert_many_args(tenant_id: uuid.UUID, events: Sequence[OutboxEvent]) -> tuple[object, ...]:
+    """The arguments of `INSERT_MANY_SQL`: many events of one tenant in one statement, in the
+    given order (the outbox's `seq`, which the relay publishes by, follows it). The payloads and
+    the headers are encoded as one JSON array each (one encoder call a batch, not two an event) and
+    taken apart by position in the statement; `jsonb` keeps the same values either way."""
+    return (
+        tenant_id,
+        [event.event_id for event in events],
+        [event.topic for event in events],
+        [event.key for event in events],
+        json.dumps([event.payload for event in events], separators=(",", ":")),
+        json.dumps([dict(event.headers) for event in events], separators=(",", ":")),
+    )
+
+
 def insert_args(tenant_id: uuid.UUID, event: OutboxEvent) -> tuple[object, ...]:
     return (
         tenant_id,
@@ -126,6 +155,36 @@ class OutboxRelay:
         self._tenants = None if tenants is None else list(tenants)
         self._topics = None if topics is None else sorted(set(topics))
         self._woken = asyncio.Event()
+        self._waiters: dict[uuid.UUID, list[PublishedWaiter]] = {}
+
+    def published_waiter(self, event_ids: Sequence[uuid.UUID]) -> PublishedWaiter:
+        """A waiter told when this relay has published (and marked, committed) every one of
+        `event_ids`; `close()` it when done waiting. Register it before checking the outbox, so
+        that nothing published in between is missed."""
+        waiter = PublishedWaiter(self, event_ids)
+        for event_id in waiter.remaining:
+            self._waiters.setdefault(event_id, []).append(waiter)
+        if not waiter.remaining:
+            waiter.done.set()
+        return waiter
+
+    def _forget(self, waiter: PublishedWaiter) -> None:
+        for event_id in waiter.remaining:
+            waiting = self._waiters.get(event_id)
+            if waiting is not None and waiter in waiting:
+                waiting.remove(waiter)
+                if not waiting:
+                    del self._waiters[event_id]
+
+    def _published(self, event_ids: Sequence[uuid.UUID]) -> None:
+        """Tell the waiters of `event_ids` (committed as published)."""
+        if not self._waiters:
+            return
+        for event_id in event_ids:
+            for waiter in self._waiters.pop(event_id, ()):
+                waiter.remaining.discard(event_id)
+                if not waiter.remaining:
+                    waiter.done.set()
 
     def wake(self) -> None:
         """Relay now instead of at the end of the idle pause: a writer that waits for its events
@@ -158,6 +217,8 @@ class OutboxRelay:
                 await transaction.rollback()
                 raise
             await transaction.commit()
+        if published:
+            self._published([row["event_id"] for row in published])
         if failure is not None:
             raise failure
         return len(published)
@@ -216,6 +277,26 @@ class OutboxRelay:
                 finally:
                     for waiting in waits:
                         waiting.cancel()
+
+
+class PublishedWaiter:
+    """`OutboxRelay.published_waiter`: `done` is set once every event is published."""
+
+    def __init__(self, relay: OutboxRelay, event_ids: Sequence[uuid.UUID]) -> None:
+        self._relay = relay
+        self.remaining = set(event_ids)
+        self.done = asyncio.Event()
+
+    async def wait(self, seconds: float) -> bool:
+        """Whether every event was published within `seconds` (or already)."""
+        if not self.done.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.done.wait(), seconds)
+        return self.done.is_set()
+
+    def close(self) -> None:
+        self._relay._forget(self)
+        self.remaining.clear()
 
 
 def _message(row: asyncpg.Record) -> OutboxMessage:

@@ -7,9 +7,11 @@ stores from the registry, and the outbox and ingest's inbox as far as a write go
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -20,6 +22,7 @@ from mnemo_store import (
     GraphArrays,
     LoadLimits,
     OutboxEvent,
+    OutboxRelay,
     Scope,
     Store,
     StoreCorpus,
@@ -36,7 +39,7 @@ from mnemo_store.unit_of_work import TenantTransaction
 
 from mnemo_navigator.errors import UnknownTenantError
 from mnemo_navigator.ports import CorpusEntry
-from mnemo_navigator.writes import EventIdReusedError, StoreReaders
+from mnemo_navigator.writes import EventIdReusedError, StoreReaders, TenantErasedError
 
 _TENANT_EXISTS = "SELECT EXISTS (SELECT FROM mnemo.tenants WHERE tenant_id = $1)"
 
@@ -231,7 +234,15 @@ class PostgresStoredDocuments:
 
 
 _SET_TENANT = "SELECT set_config('mnemo.tenant', $1, true)"
-_PUBLISHED = "SELECT count(*) FROM mnemo.outbox WHERE event_id = ANY($1::uuid[]) AND published_at IS NOT NULL"
+_PUBLISHED = (
+    "SELECT count(*) FILTER (WHERE published_at IS NOT NULL) AS published,"
+    " mnemo.tenant_is_erased($2) AS erased"
+    " FROM mnemo.outbox WHERE event_id = ANY($1::uuid[])"
+)
+_ERASED = "SELECT mnemo.tenant_is_erased($1)"
+RECHECK_SECONDS = 0.25
+"""How often a write told by its in-process relay still reads the outbox (another relay, another
+replica's, may publish its rows; an erase may remove them)."""
 _QUEUED = (
     "SELECT event_id, payload->'data' AS data FROM mnemo.outbox WHERE event_id = ANY($1::uuid[])"
 )
@@ -243,12 +254,13 @@ class PostgresWriteLog:
     under the tenant's row-level security."""
 
     def __init__(
-        self, pool: asyncpg.Pool, ingest_inbox: str, wake: Callable[[], None] | None = None
+        self, pool: asyncpg.Pool, ingest_inbox: str, relay: OutboxRelay | None = None
     ) -> None:
         self._pool = pool
         self._ingest_inbox = ingest_inbox
-        self._wake = wake
-        """The in-process relay's `wake`: publish what was just queued without its idle pause."""
+        self._relay = relay
+        """The in-process relay: woken once rows are queued (no idle pause), and telling a write
+        when its rows are published (no polling)."""
 
     async def queue(self, tenant: uuid.UUID, events: Sequence[OutboxEvent]) -> None:
         ids = [event.event_id for event in events]
@@ -269,9 +281,12 @@ class PostgresWriteLog:
                     f"{', '.join(str(i) for i in reused[:10])} (an event id names one row; "
                     "send new rows with new ids)"
                 )
-            fresh = [outbox.insert_args(tenant, e) for e in events if e.event_id not in known]
+            fresh = [e for e in events if e.event_id not in known]
             try:
-                await connection.executemany(outbox.INSERT_SQL, fresh)
+                if fresh:  # one statement for the request's rows
+                    await connection.execute(
+                        outbox.INSERT_MANY_SQL, *outbox.insert_many_args(tenant, fresh)
+                    )
             except asyncpg.UniqueViolationError as error:
                 raise EventIdReusedError(
                     "another request is sending the same event ids at this moment; resend this "
@@ -284,16 +299,53 @@ class PostgresWriteLog:
                         f"unknown tenant {tenant}: it has been erased"
                     ) from None
                 raise
-        if self._wake is not None:  # committed: the relay may take them now
-            self._wake()
+        if self._relay is not None:  # committed: the relay may take them now
+            self._relay.wake()
 
-    async def published(self, tenant: uuid.UUID, event_ids: Sequence[uuid.UUID]) -> int:
+    async def until_published(
+        self, tenant: uuid.UUID, event_ids: Sequence[uuid.UUID], within: float
+    ) -> bool:
+        ids = list(event_ids)
+        deadline = time.monotonic() + within
+        # Registered before the first read, so a publication in between is not missed.
+        waiter = None if self._relay is None else self._relay.published_waiter(ids)
+        pause = 0.005
+        try:
+            while True:
+                if await self._published(tenant, ids):
+                    return True
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                if waiter is None:
+                    await asyncio.sleep(min(pause, left))
+                    pause = min(pause * 2, 0.1)
+                elif await waiter.wait(min(RECHECK_SECONDS, left)):
+                    return True
+        finally:
+            if waiter is not None:
+                waiter.close()
+
+    async def _published(self, tenant: uuid.UUID, ids: list[uuid.UUID]) -> bool:
         async with self._pool.acquire() as connection, connection.transaction(readonly=True):
             await connection.execute(_SET_TENANT, str(tenant))
-            return int(await connection.fetchval(_PUBLISHED, list(event_ids)))
+            row = await connection.fetchrow(_PUBLISHED, ids, tenant)
+        assert row is not None
+        if row["erased"]:
+            raise _erased(tenant)
+        return int(row["published"]) == len(ids)
 
     async def processed(self, tenant: uuid.UUID, event_ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:
         async with self._pool.acquire() as connection, connection.transaction(readonly=True):
             await connection.execute(_SET_TENANT, str(tenant))
             rows = await connection.fetch(_PROCESSED, self._ingest_inbox, list(event_ids))
+            if len(rows) < len(event_ids) and await connection.fetchval(_ERASED, tenant):
+                raise _erased(tenant)
         return {row["event_id"] for row in rows}
+
+
+def _erased(tenant: uuid.UUID) -> TenantErasedError:
+    return TenantErasedError(
+        f"tenant {tenant} was erased while this request waited: its queued rows were removed "
+        "with the rest of the tenant and will never be written"
+    )

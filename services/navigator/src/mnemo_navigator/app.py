@@ -148,7 +148,7 @@ def create_app(
         writes = Writes(
             PostgresCatalogue(pool),
             PostgresStoreDirectory(pool),
-            PostgresWriteLog(pool, settings.ingest_inbox, None if relay is None else relay.wake),
+            PostgresWriteLog(pool, settings.ingest_inbox, relay),
             WritePolicy(
                 pinned_scopes=dict(settings.pinned_scopes)
                 if pinned_scopes is None

@@ -36,6 +36,8 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         404: "no registered corpus reads a store of that name (as its documents, for a delete), or "
         "no such document for this token: another tenant's or end-client's rows do not exist here",
         409: "an event id was sent before with another store or values (code EVENT_ID_REUSED)",
+        410: "the tenant was erased while the request waited: its queued rows were removed and "
+        "will never be written (code TENANT_ERASED)",
         413: "the body is larger than the navigator accepts (MNEMO_NAVIGATOR_MAX_BODY_BYTES)",
         422: "a row, the body or `wait` is invalid (the message names the row and the column)",
         503: "the database is unavailable, or the rows are queued but the relay did not publish "

@@ -83,6 +83,14 @@ class UnknownDocumentError(NavigatorError):
     code = "NOT_FOUND"
 
 
+class TenantErasedError(NavigatorError):
+    """The tenant was erased (`mnemo tenant erase`) while the request waited: its queued rows were
+    removed with everything else of the tenant and will never be written."""
+
+    status = 410
+    code = "TENANT_ERASED"
+
+
 class NotPublishedError(NavigatorError):
     """The rows are in the outbox (they will be published) but the relay did not publish them in
     time; resending would write them twice."""
@@ -119,12 +127,16 @@ class WriteLog(Protocol):
         data (a resent request) is kept once; with other data, `EventIdReusedError`."""
         ...
 
-    async def published(self, tenant: uuid.UUID, event_ids: Sequence[uuid.UUID]) -> int:
-        """How many of `event_ids` the relay has published."""
+    async def until_published(
+        self, tenant: uuid.UUID, event_ids: Sequence[uuid.UUID], within: float
+    ) -> bool:
+        """Whether the relay published every one of `event_ids` within `within` seconds;
+        `TenantErasedError` once the tenant is erased (its queued events are gone)."""
         ...
 
     async def processed(self, tenant: uuid.UUID, event_ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:
-        """Those of `event_ids` ingest has processed (written, parked, skipped as repeats or refused)."""
+        """Those of `event_ids` ingest has processed (written, parked, skipped as repeats or
+        refused); `TenantErasedError` once the tenant is erased."""
         ...
 
 
@@ -231,7 +243,7 @@ class Writes:
         )
         await self._log.queue(tenant, [event])
         ids = (event.event_id,)
-        if not await _until(lambda: self._published(tenant, ids), self._policy.publish_seconds):
+        if not await self._log.until_published(tenant, ids, self._policy.publish_seconds):
             raise NotPublishedError(
                 f"the forget command is queued in the outbox but was not in Kafka within "
                 f"{self._policy.publish_seconds:g} s; it will be published and carried out (do "
@@ -309,7 +321,7 @@ class Writes:
         ]
         await self._log.queue(tenant, events)
         ids = tuple(event.event_id for event in events)
-        if not await _until(lambda: self._published(tenant, ids), self._policy.publish_seconds):
+        if not await self._log.until_published(tenant, ids, self._policy.publish_seconds):
             raise NotPublishedError(
                 f"the {len(ids)} rows are queued in the outbox but were not in Kafka within "
                 f"{self._policy.publish_seconds:g} s; they will be published and written (do not "
@@ -336,9 +348,6 @@ class Writes:
                 "deployment"
             )
         return tenant
-
-    async def _published(self, tenant: uuid.UUID, ids: Sequence[uuid.UUID]) -> bool:
-        return await self._log.published(tenant, ids) == len(ids)
 
     def _forced_columns(self, principal: Principal, readers: StoreReaders) -> dict[str, str]:
         """The columns a client-confined token's rows carry from its claim: from the pinned scope
