@@ -158,6 +158,8 @@ async def test_without_wait_the_answer_comes_once_the_events_are_published(
     assert answer.status_code == 202, answer.text
     event_id = answer.json()["event_ids"][0]
     assert answer.json()["processed"] is None
+    phases = [part.split(";")[0] for part in answer.headers["Server-Timing"].split(", ")]
+    assert phases == ["check", "queue", "publish"]
     [row] = await proc.query(
         tenant, "SELECT published_at FROM mnemo.outbox WHERE event_id = $1", uuid.UUID(event_id)
     )

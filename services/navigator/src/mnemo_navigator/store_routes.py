@@ -11,7 +11,7 @@ and a document forgotten (`DELETE /v1/stores/{store}/rows/{id}`), through `mnemo
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials
 from mnemo_auth import Principal, TokenVerifier
 from mnemo_events.tracing import current_traceparent
@@ -113,6 +113,7 @@ def store_router(writes: Writes, verifier: TokenVerifier) -> APIRouter:
     async def write_rows(
         store: StoreName,
         body: RowsBody,
+        response: Response,
         who: Annotated[Principal, Depends(principal)],
         wait: Annotated[
             float | None, _wait_query("seconds to wait until ingest has processed the rows")
@@ -125,6 +126,9 @@ def store_router(writes: Writes, verifier: TokenVerifier) -> APIRouter:
             wait=wait,
             traceparent=current_traceparent(),
             event_ids=body.event_ids,
+        )
+        response.headers["Server-Timing"] = ", ".join(
+            f"{name};dur={ms:.1f}" for name, ms in result.timings.items()
         )
         return RowsAccepted(
             event_ids=list(result.event_ids),

@@ -31,7 +31,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Protocol
 
@@ -175,6 +175,9 @@ class WriteResult:
     event_ids: tuple[uuid.UUID, ...]
     processed: tuple[uuid.UUID, ...] | None
     """With a wait: the ids ingest processed within it (None without one)."""
+    timings: Mapping[str, float] = field(default_factory=dict)
+    """Milliseconds of each phase: check (token, store, rows, envelopes), queue (the outbox
+    transaction), publish (until the relay has them in Kafka), ingest (the wait, when asked)."""
 
 
 class Writes:
@@ -272,6 +275,7 @@ class Writes:
     ) -> WriteResult:
         """Queue `rows` for `store_name`; `event_ids` (one per row, the caller's) make a resent
         request write each row once."""
+        started = time.perf_counter()
         principal.require(WRITE_SCOPE)
         if not rows or len(rows) > MAX_ROWS:
             raise InvalidRequestError(f"rows: send 1 to {MAX_ROWS} rows, got {len(rows)}")
@@ -319,9 +323,15 @@ class Writes:
             )
             for envelope in envelopes
         ]
+        timings = {"check": _ms_since(started)}
+        queued = time.perf_counter()
         await self._log.queue(tenant, events)
+        timings["queue"] = _ms_since(queued)
         ids = tuple(event.event_id for event in events)
-        if not await self._log.until_published(tenant, ids, self._policy.publish_seconds):
+        relayed = time.perf_counter()
+        published = await self._log.until_published(tenant, ids, self._policy.publish_seconds)
+        timings["publish"] = _ms_since(relayed)
+        if not published:
             raise NotPublishedError(
                 f"the {len(ids)} rows are queued in the outbox but were not in Kafka within "
                 f"{self._policy.publish_seconds:g} s; they will be published and written (do not "
@@ -329,15 +339,17 @@ class Writes:
                 + (" …" if len(ids) > 20 else "")
             )
         if wait is None:
-            return WriteResult(ids, None)
+            return WriteResult(ids, None, timings)
         seen: set[uuid.UUID] = set()
 
         async def all_processed() -> bool:
             seen.update(await self._log.processed(tenant, [i for i in ids if i not in seen]))
             return len(seen) == len(ids)
 
+        waited = time.perf_counter()
         await _until(all_processed, wait)
-        return WriteResult(ids, tuple(i for i in ids if i in seen))
+        timings["ingest"] = _ms_since(waited)
+        return WriteResult(ids, tuple(i for i in ids if i in seen), timings)
 
     async def _existing_tenant(self, principal: Principal) -> uuid.UUID:
         """The token's tenant, or UnknownTenantError when this deployment has no such tenant."""
@@ -410,6 +422,10 @@ def _pinned_values(template: str, claim: Mapping[str, str], corpus: str) -> dict
             text.append(claim[part.path[1]])
         values[condition.column] = "".join(text)
     return values
+
+
+def _ms_since(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
 
 
 def _check_wait(wait: float | None) -> None:
