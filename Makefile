@@ -21,6 +21,9 @@ export MNEMO_INGEST_DATABASE_URL ?= postgresql://mnemo_ingest:mnemo_ingest@127.0
 export MNEMO_CLASSIFIER_DATABASE_URL ?= postgresql://mnemo_classifier:mnemo_classifier@127.0.0.1:$(MNEMO_PG_PORT)/mnemo
 export MNEMO_NAVIGATOR_DATABASE_URL ?= postgresql://mnemo_navigator:mnemo_navigator@127.0.0.1:$(MNEMO_PG_PORT)/mnemo
 export MNEMO_AUDIT_DATABASE_URL ?= postgresql://mnemo_audit:mnemo_audit@127.0.0.1:$(MNEMO_PG_PORT)/mnemo
+# Tests only: the local cluster's superuser over its socket (in the data directory `make up`
+# records), to create and drop a database of a test's own (a tenant imported into another one).
+export MNEMO_SUPERUSER_DATABASE_URL ?= postgresql://postgres@/postgres?host=$(shell cat $(LOCAL)/run/postgres.datadir 2>/dev/null)&port=$(MNEMO_PG_PORT)
 export MNEMO_KAFKA_BOOTSTRAP ?= 127.0.0.1:$(MNEMO_KAFKA_PORT)
 # Local development mode: token-verifying services without a key use the public development key
 # (anywhere else they refuse to start; see libs/service).

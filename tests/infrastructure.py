@@ -27,6 +27,9 @@ class Infrastructure:
     owner_dsn: str
     relay_dsn: str
     kafka_bootstrap: str
+    superuser_dsn: str | None = None
+    """A superuser of the same cluster, for tests that make a database of their own (None: not
+    given, and such a test fails saying so)."""
 
 
 def from_environment() -> Infrastructure | None:
@@ -39,6 +42,7 @@ def from_environment() -> Infrastructure | None:
         owner_dsn=owner,
         relay_dsn=os.environ.get("MNEMO_RELAY_DATABASE_URL", owner),
         kafka_bootstrap=os.environ["MNEMO_KAFKA_BOOTSTRAP"],
+        superuser_dsn=os.environ.get(SUPERUSER_URL_VARIABLE) or None,
     )
 
 
@@ -48,6 +52,9 @@ def container_engine_available() -> bool:
         return False
     return subprocess.run([docker, "info"], capture_output=True, check=False).returncode == 0
 
+
+SUPERUSER_URL_VARIABLE = "MNEMO_SUPERUSER_DATABASE_URL"
+"""A superuser's URL on the test cluster: `make test` sets it (the local cluster's socket)."""
 
 ROLE_BOOTSTRAP = """
 CREATE ROLE mnemo_owner LOGIN PASSWORD 'mnemo_owner' NOSUPERUSER NOBYPASSRLS;
@@ -76,8 +83,15 @@ def from_containers() -> Iterator[Infrastructure]:
             env=environment,
             check=True,
         )
+        superuser = (
+            f"postgresql://{postgres.username}:{postgres.password}@{host}:{port}/{postgres.dbname}"
+        )
         yield Infrastructure(
-            dsn("mnemo_app"), dsn("mnemo_owner"), dsn("mnemo_relay"), kafka.get_bootstrap_server()
+            dsn("mnemo_app"),
+            dsn("mnemo_owner"),
+            dsn("mnemo_relay"),
+            kafka.get_bootstrap_server(),
+            superuser,
         )
 
 

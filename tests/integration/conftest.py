@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.infrastructure import Infrastructure, provide_infrastructure
+from tests.infrastructure import SUPERUSER_URL_VARIABLE, Infrastructure, provide_infrastructure
 
 
 @pytest.fixture(scope="session")
@@ -36,6 +36,18 @@ def owner_dsn(infrastructure: Infrastructure) -> str:
 def relay_dsn(infrastructure: Infrastructure) -> str:
     """DSN of the outbox relay role."""
     return infrastructure.relay_dsn
+
+
+@pytest.fixture(scope="session")
+def superuser_dsn(infrastructure: Infrastructure) -> str:
+    """DSN of a superuser of the same cluster: only to create and drop a test's own database."""
+    if infrastructure.superuser_dsn is None:
+        pytest.fail(
+            f"{SUPERUSER_URL_VARIABLE} is not set: this test creates a database of its own, as a"
+            " superuser of the test cluster; `make test` sets it",
+            pytrace=False,
+        )
+    return infrastructure.superuser_dsn
 
 
 @pytest.fixture(scope="session")
