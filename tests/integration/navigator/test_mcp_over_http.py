@@ -179,6 +179,101 @@ async def test_remember_over_mcp_queues_the_rows_of_the_tokens_tenant_in_the_out
     assert "write" in _text(refused)
 
 
+async def _over_http(
+    navigator: Navigator, tenant: uuid.UUID, path: str, body: dict[str, Any], **claims: Any
+) -> httpx.Response:
+    """`body` posted to the navigator's HTTP API at `path` with a token of `tenant`."""
+    token = mint_token(tenant=tenant, secret=DEVELOPMENT_SECRET, **claims)
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=navigator.app), base_url="http://navigator"
+    ) as client:
+        return await client.post(path, json=body, headers={"Authorization": f"Bearer {token}"})
+
+
+def _comparable(record: dict[str, Any]) -> dict[str, Any]:
+    """An audit record without what differs between two requests (time and trace)."""
+    return {k: v for k, v in record.items() if k not in {"latency_ms", "trace_id"}}
+
+
+async def test_a_navigate_tool_call_is_audited_exactly_as_its_http_twin(
+    navigator: Navigator, declare: Declare, new_tenant: NewTenant, owner_connection: Any
+) -> None:
+    arena = await declare(adaptive=False)
+    tenant = await new_tenant()
+    await arena.write(tenant, TWO_CLIENTS_DOCS)
+    navigator.pinned[arena.name] = PINNED
+    try:
+        answered = await _over_http(
+            navigator,
+            tenant,
+            f"/v1/corpora/{arena.name}/navigate",
+            {"query": "alpha", "budget": 5},
+            client={"tenant_id": "c2"},
+        )
+        async with navigator.mcp(tenant, client={"tenant_id": "c2"}) as mcp:
+            walked = await mcp.call_tool(
+                "navigate", {"corpus": arena.name, "query": "alpha", "budget": 5}
+            )
+    finally:
+        navigator.pinned.pop(arena.name)
+    assert answered.status_code == 200, answered.text
+    assert not walked.is_error, _text(walked)
+    assert walked.structured_content is not None
+    over_http = answered.json()
+    assert {hit["id"] for hit in walked.structured_content["hits"]} == {"b"}
+    assert walked.structured_content["hits"] == over_http["hits"]
+    assert walked.structured_content["revision"] == over_http["revision"]
+    http_record, mcp_record = [
+        r for r in await audited_records(owner_connection, tenant) if r["corpus"] == arena.name
+    ]
+    assert mcp_record["operation"] == "navigate"
+    assert mcp_record["client"] == {"tenant_id": "c2"}
+    assert mcp_record["returned_ids"] == ["b"]
+    assert _comparable(mcp_record) == _comparable(http_record)
+
+
+@pytest.mark.parametrize(
+    ("case", "arguments", "claims"),
+    [
+        ("unknown corpus", {"corpus": "no-such-corpus", "query": "alpha"}, {}),
+        ("invalid filter", {"query": "alpha", "where": "tenant_id =="}, {}),
+        ("unknown seed", {"query": "", "seed": "not-there"}, {}),
+        ("corpus id with a slash", {"corpus": "a/b", "query": "alpha"}, {}),
+        ("client token, no pinned scope", {"query": "alpha"}, {"client": {"tenant_id": "c1"}}),
+        ("token without the read scope", {"query": "alpha"}, {"scopes": ("write",)}),
+    ],
+)
+async def test_a_refused_navigate_tool_call_carries_the_http_apis_status_code_and_message(
+    navigator: Navigator,
+    declare: Declare,
+    new_tenant: NewTenant,
+    case: str,
+    arguments: dict[str, Any],
+    claims: dict[str, Any],
+) -> None:
+    arena = await declare()
+    tenant = await new_tenant()
+    await arena.write(tenant, TWO_CLIENTS_DOCS)
+    call = {"corpus": arena.name, **arguments}
+    body = {"query": call["query"]} | ({"from": call["seed"]} if "seed" in call else {})
+    body |= {"where": call["where"]} if "where" in call else {}
+    answered = await _over_http(
+        navigator, tenant, f"/v1/corpora/{call['corpus']}/navigate", body, **claims
+    )
+    async with navigator.mcp(tenant, **claims) as mcp:
+        refused = await mcp.call_tool("navigate", call)
+    assert refused.is_error, case
+    error = answered.json()["error"]
+    if answered.status_code == 404 and "/" in call["corpus"]:
+        # No route matches a path with one more segment; the tool checks the id as the route's
+        # path parameter does and says why.
+        assert "HTTP 422 INVALID_REQUEST" in _text(refused)
+        return
+    assert _text(refused).endswith(
+        f": the navigator answered HTTP {answered.status_code} {error['code']}: {error['message']}"
+    ), case
+
+
 @pytest.mark.parametrize("authorization", [None, "Bearer not-a-token", "Basic abc"])
 async def test_a_request_without_a_valid_bearer_token_is_refused_with_401(
     navigator: Navigator, authorization: str | None

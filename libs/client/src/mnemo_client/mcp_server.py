@@ -8,7 +8,8 @@ through `POST /v1/stores/{store}/rows`, the path of every write (outbox, Kafka, 
 Two transports: `mnemo mcp serve --url URL --token-env VAR [--corpus ID …]` runs it over stdio for
 a desktop agent host, with one token (`serve_stdio`); the navigator serves it over streamable HTTP
 at `/mcp` (`mnemo_navigator.mcp_http`), where each call takes the token of the HTTP request that
-carries it (`build_server` with a `Clients` provider). `list_corpora` and the `mnemo://corpora`
+carries it (`build_server` with a `Clients` provider) and `navigate` is answered in process by the
+navigate use case (a `Navigate` function). `list_corpora` and the `mnemo://corpora`
 resource list the corpora the server was given (`--corpus`; over HTTP, the published store
 corpora), each with the revision the token reads it at, or the navigator's reason it may not.
 """
@@ -28,12 +29,15 @@ from pydantic import BaseModel, Field, JsonValue
 
 from mnemo_client.client import AsyncMnemoClient
 from mnemo_client.errors import MnemoError, NotFoundError
-from mnemo_client.models import Document, NavigateResponse, RetrieveResponse
+from mnemo_client.models import Document, NavigateRequest, NavigateResponse, RetrieveResponse
 
 Clients = Callable[[Context], AbstractAsyncContextManager[AsyncMnemoClient]]
 """The client a call is answered with, from the call's context (over HTTP: its bearer token)."""
 CorpusIds = Sequence[str] | Callable[[], Awaitable[Sequence[str]]]
 """The corpora `list_corpora` reports: fixed, or asked for on each call."""
+Navigate = Callable[[Context, str, NavigateRequest], Awaitable[NavigateResponse]]
+"""How a `navigate` call of a corpus is answered; raises `MnemoError` with the navigator's status,
+code and message when it may not be."""
 
 SERVER_NAME = "mnemo"
 MAX_SCANNED_PAGES = 100
@@ -90,11 +94,33 @@ def one_client(client: AsyncMnemoClient) -> Clients:
     return use
 
 
-def build_server(client: AsyncMnemoClient | Clients, corpora: CorpusIds) -> MCPServer:
+def navigate_over_http(clients: Clients) -> Navigate:
+    """`navigate` answered by `POST /v1/corpora/{corpus}/navigate` through the call's client."""
+
+    async def navigate(ctx: Context, corpus: str, request: NavigateRequest) -> NavigateResponse:
+        async with clients(ctx) as client:
+            return await client.navigate(
+                corpus,
+                request.query,
+                from_=request.from_,
+                budget=request.budget,
+                where=request.where,
+                params=request.params,
+                mode=request.mode,
+                direction=request.direction,
+            )
+
+    return navigate
+
+
+def build_server(
+    client: AsyncMnemoClient | Clients, corpora: CorpusIds, navigator: Navigate | None = None
+) -> MCPServer:
     """The MCP server over `client` (or the client of each call); `corpora` are the corpus ids
-    `list_corpora` reports."""
+    `list_corpora` reports; `navigator` answers `navigate` (by default `client`, over HTTP)."""
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version="0.1.0")
     clients = one_client(client) if isinstance(client, AsyncMnemoClient) else client
+    answer = navigator or navigate_over_http(clients)
 
     async def known() -> list[str]:
         ids = corpora if isinstance(corpora, Sequence) else await corpora()
@@ -121,17 +147,11 @@ def build_server(client: AsyncMnemoClient | Clients, corpora: CorpusIds) -> MCPS
         mode: Literal["mdn", "axon"] = "mdn",
         direction: Literal["out", "both"] = "both",
     ) -> NavigateResponse:
+        request = NavigateRequest(
+            query=query, from_=seed, budget=budget, where=where, mode=mode, direction=direction
+        )
         try:
-            async with clients(ctx) as client:
-                return await client.navigate(
-                    corpus,
-                    query,
-                    from_=seed,
-                    budget=budget,
-                    where=where,
-                    mode=mode,
-                    direction=direction,
-                )
+            return await answer(ctx, corpus, request)
         except MnemoError as error:
             raise _refused(error) from error
 

@@ -161,7 +161,7 @@ def create_app(
         )
         kit.include(store_router(writes, verifier))
         # MCP over streamable HTTP beside the API, with the same bearer tokens (issue 23).
-        async with mount_mcp(app, verifier, published_corpora(pool)):
+        async with mount_mcp(app, verifier, forms, published_corpora(pool)):
             yield
         await gateway.close()
 

@@ -1,10 +1,15 @@
 """MCP over streamable HTTP at `/mcp`, beside the HTTP API, with the same bearer authentication.
 
 The tools and resources are `mnemo_client.mcp_server`'s, the ones `mnemo mcp serve` offers over
-stdio. Each call is answered by the navigator's own HTTP API, in process (an `httpx.ASGITransport`
-on the API's ASGI app), with the bearer token of the HTTP request that carried the call: the
-tenant and any pinned scope come from that token exactly as for an HTTP caller, every call passes
-the same checks and is audited as its HTTP twin (a `navigate` tool call is a `POST …/navigate`).
+stdio, with the bearer token of the HTTP request that carried the call: the tenant and any pinned
+scope come from that token exactly as for an HTTP caller, every call passes the same checks and is
+audited as its HTTP twin. `navigate` calls the navigate use case directly, through the functions
+the HTTP route uses (`caller_of`, the body model `NavigateBody`, `navigate_request`,
+`navigate_out`, `api_error`): the principal is the one `TokenFirstMiddleware` verified, and an
+error is the route's status, code and message. This saves the second HTTP exchange (request and
+answer encoded and decoded again, the API's middleware, the token verified twice, one log line
+per call). The other tools are answered by the navigator's own HTTP API in process (an
+`httpx.ASGITransport` on the API's ASGI app).
 
 `TokenFirstMiddleware` verifies the token before the MCP transport reads the body: a request
 without a valid one gets the API's 401. The transport is stateless and answers JSON (no session
@@ -25,14 +30,30 @@ from fastapi import FastAPI
 from mcp.server.mcpserver import Context
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from mnemo_auth import TokenVerifier
+from mnemo_auth import Principal, TokenVerifier
 from mnemo_client import AsyncMnemoClient, RetryPolicy
-from mnemo_client.mcp_server import build_server
+from mnemo_client.errors import error_for
+from mnemo_client.mcp_server import Navigate, build_server
+from mnemo_client.models import NavigateRequest, NavigateResponse
+from mnemo_service import TRANSIENT
 from mnemo_store.registry import list_corpora
+from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.routing import Route
 
-from mnemo_navigator.routes import TokenFirstMiddleware
+from mnemo_navigator.corpus_forms import FormsNavigator
+from mnemo_navigator.routes import (
+    NavigateBody,
+    TokenFirstMiddleware,
+    api_error,
+    authenticate,
+    caller_of,
+    corpus_id,
+    invalid_request,
+    navigate_out,
+    navigate_request,
+    verified_principal,
+)
 
 MCP_PATH = "/mcp"
 MAX_LISTED_CORPORA = 100
@@ -50,9 +71,47 @@ def published_corpora(pool: asyncpg.Pool) -> Callable[[], Awaitable[Sequence[str
     return ids
 
 
+def _authorization(ctx: Context) -> str:
+    request = ctx.request_context.request
+    return request.headers.get("authorization", "") if isinstance(request, Request) else ""
+
+
+def _principal(ctx: Context, verifier: TokenVerifier) -> Principal:
+    """The principal `TokenFirstMiddleware` verified for the HTTP request carrying the call (or,
+    should it not have, the bearer token verified now)."""
+    request = ctx.request_context.request
+    verified = verified_principal(request.scope) if isinstance(request, Request) else None
+    return verified or authenticate(verifier, _authorization(ctx))
+
+
+def navigate_in_process(navigator: FormsNavigator, verifier: TokenVerifier) -> Navigate:
+    """`navigate` answered by the navigate use case, exactly as `POST …/navigate` answers it."""
+
+    async def navigate(ctx: Context, corpus: str, request: NavigateRequest) -> NavigateResponse:
+        try:
+            principal = _principal(ctx, verifier)
+            checked = corpus_id.validate_python(corpus)
+            body = NavigateBody.model_validate(request.model_dump(by_alias=True))
+            result = await navigator.navigate(caller_of(principal), checked, navigate_request(body))
+        except ValidationError as error:
+            refused = invalid_request(error.errors())
+            raise error_for(refused.status, refused.code, refused.message) from error
+        except Exception as error:
+            answer = api_error(error, TRANSIENT)
+            if answer is None:
+                raise
+            raise error_for(answer.status, answer.code, answer.message) from error
+        return NavigateResponse.model_validate(
+            navigate_out(checked, result).model_dump(by_alias=True)
+        )
+
+    return navigate
+
+
 def mount_mcp(
     app: FastAPI,
     verifier: TokenVerifier,
+    navigator: FormsNavigator,
     corpora: Callable[[], Awaitable[Sequence[str]]],
 ) -> AbstractAsyncContextManager[None]:
     """Serve MCP at `MCP_PATH` of `app`, while the returned context is entered (the lifespan
@@ -61,16 +120,14 @@ def mount_mcp(
 
     @asynccontextmanager
     async def client_of(ctx: Context) -> AsyncIterator[AsyncMnemoClient]:
-        request = ctx.request_context.request
-        header = request.headers.get("authorization", "") if isinstance(request, Request) else ""
-        _, _, token = header.partition(" ")
+        _, _, token = _authorization(ctx).partition(" ")
         # Verified by `TokenFirstMiddleware` before the call was read; the API verifies it again.
         async with AsyncMnemoClient(
             "http://navigator", token.strip() or "-", retry=RetryPolicy(attempts=1), transport=api
         ) as client:
             yield client
 
-    server = build_server(client_of, corpora)
+    server = build_server(client_of, corpora, navigate_in_process(navigator, verifier))
     server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         stateless_http=True,

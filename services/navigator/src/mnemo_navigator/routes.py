@@ -10,6 +10,7 @@ gets 401 for a 10 MB body without the navigator reading it.
 # No `from __future__ import annotations`: FastAPI reads the dependency annotations of handlers
 # defined inside `api_router`, which must be evaluated where they are written.
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request, Response
@@ -21,7 +22,7 @@ from mnemo_events.tracing import current_traceparent
 from mnemo_store.erasure import TenantErasedError
 from mnemo_telemetry.http_limits import ASGIApp, Receive, Scope, Send, refuse
 from opentelemetry import trace
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mnemo_navigator.corpus_forms import FormsNavigator
@@ -30,6 +31,7 @@ from mnemo_navigator.use_cases import (
     MAX_QUERY_CHARS,
     Caller,
     NavigateRequest,
+    NavigateResult,
     RetrieveRequest,
     server_timing,
     source_uri,
@@ -37,9 +39,24 @@ from mnemo_navigator.use_cases import (
 
 # Text that reaches Postgres: no NUL character (Postgres text cannot hold one).
 Text = Annotated[str, Field(pattern=r"^[^\x00]*$")]
+CORPUS_ID_MAX_CHARS = 200
+CORPUS_ID_PATTERN = r"^[^\x00/]+$"
 Corpus = Annotated[
-    str, Path(min_length=1, max_length=200, pattern=r"^[^\x00/]+$", description="corpus id")
+    str,
+    Path(
+        min_length=1,
+        max_length=CORPUS_ID_MAX_CHARS,
+        pattern=CORPUS_ID_PATTERN,
+        description="corpus id",
+    ),
 ]
+corpus_id: TypeAdapter[str] = TypeAdapter(
+    Annotated[
+        str,
+        StringConstraints(min_length=1, max_length=CORPUS_ID_MAX_CHARS, pattern=CORPUS_ID_PATTERN),
+    ]
+)
+"""The corpus id of a path, checked where no path carries it (MCP's in-process `navigate`)."""
 ParamValue = (
     Annotated[str, Field(pattern=r"^[^\x00]*$", max_length=4096)] | int | float | bool | None
 )
@@ -221,6 +238,45 @@ class TokenFirstMiddleware:
         await self.app(scope, receive, send)
 
 
+def verified_principal(scope: Scope) -> Principal | None:
+    """The principal `TokenFirstMiddleware` verified for this request, if it did."""
+    verified = scope.get("state", {}).get(_PRINCIPAL)
+    return verified if isinstance(verified, Principal) else None
+
+
+def caller_of(principal: Principal) -> Caller:
+    """The use cases' caller: the principal, and the trace the request runs in."""
+    span = trace.get_current_span().get_span_context()
+    trace_id = format(span.trace_id, "032x") if span.is_valid else None
+    return Caller(principal, trace_id, current_traceparent())
+
+
+def api_error(error: Exception, unavailable: tuple[type[Exception], ...]) -> ApiError | None:
+    """The answer the API gives for an error a use case raised; None for one it does not map
+    (a bug: the API answers 500)."""
+    if isinstance(error, ApiError):
+        return error
+    if isinstance(error, NavigatorError):
+        return ApiError(error.status, error.code, str(error))
+    if isinstance(error, InsufficientScopeError):
+        return ApiError(403, "FORBIDDEN", str(error))
+    if isinstance(error, TenantErasedError):
+        # Erased between the request's tenant check and its write (`mnemo tenant erase`).
+        return ApiError(403, "UNKNOWN_TENANT", f"unknown tenant {error.tenant}: it has been erased")
+    if isinstance(error, unavailable):
+        return ApiError(503, "UNAVAILABLE", f"database unavailable: {type(error).__name__}")
+    return None
+
+
+def invalid_request(errors: Sequence[Any]) -> ApiError:
+    """The 422 of a body (or path) that failed validation, naming the first ten problems."""
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in item.get('loc', ()))}: {item.get('msg', '')}"
+        for item in errors[:10]
+    )
+    return ApiError(422, "INVALID_REQUEST", problems or "invalid request")
+
+
 def error_response(status: int, code: str, message: str) -> JSONResponse:
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     return JSONResponse(
@@ -229,24 +285,20 @@ def error_response(status: int, code: str, message: str) -> JSONResponse:
 
 
 def install_error_handlers(app: FastAPI, unavailable: tuple[type[Exception], ...]) -> None:
-    @app.exception_handler(ApiError)
-    async def _api(_: Request, error: ApiError) -> JSONResponse:
-        return error_response(error.status, error.code, error.message)
+    async def _known(_: Request, error: Exception) -> JSONResponse:
+        answer = api_error(error, unavailable)
+        if answer is None:  # pragma: no cover - registered only for the kinds it maps
+            raise error
+        return error_response(answer.status, answer.code, answer.message)
 
-    @app.exception_handler(NavigatorError)
-    async def _navigator(_: Request, error: NavigatorError) -> JSONResponse:
-        return error_response(error.status, error.code, str(error))
-
-    @app.exception_handler(InsufficientScopeError)
-    async def _scope(_: Request, error: InsufficientScopeError) -> JSONResponse:
-        return error_response(403, "FORBIDDEN", str(error))
-
-    @app.exception_handler(TenantErasedError)
-    async def _erased(_: Request, error: TenantErasedError) -> JSONResponse:
-        # Erased between the request's tenant check and its write (`mnemo tenant erase`).
-        return error_response(
-            403, "UNKNOWN_TENANT", f"unknown tenant {error.tenant}: it has been erased"
-        )
+    for known in (
+        ApiError,
+        NavigatorError,
+        InsufficientScopeError,
+        TenantErasedError,
+        *unavailable,
+    ):
+        app.add_exception_handler(known, _known)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, error: StarletteHTTPException) -> JSONResponse:
@@ -262,19 +314,48 @@ def install_error_handlers(app: FastAPI, unavailable: tuple[type[Exception], ...
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, error: RequestValidationError) -> JSONResponse:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in item.get('loc', ()))}: {item.get('msg', '')}"
-            for item in error.errors()[:10]
-        )
-        return error_response(422, "INVALID_REQUEST", problems or "invalid request")
+        answer = invalid_request(error.errors())
+        return error_response(answer.status, answer.code, answer.message)
 
-    for kind in unavailable:
 
-        @app.exception_handler(kind)
-        async def _down(_: Request, error: Exception) -> JSONResponse:
-            return error_response(
-                503, "UNAVAILABLE", f"database unavailable: {type(error).__name__}"
+def navigate_request(body: NavigateBody) -> NavigateRequest:
+    """The navigate use case's request for a checked body."""
+    return NavigateRequest(
+        query=body.query,
+        seed=body.from_,
+        budget=body.budget,
+        where=body.where,
+        params=body.params,
+        mode=body.mode,
+        direction=body.direction,
+    )
+
+
+def navigate_out(corpus: str, result: NavigateResult) -> NavigateOut:
+    """The API's answer for a navigation of `corpus`."""
+    nav = result.navigation
+    return NavigateOut(
+        hits=[
+            HitOut(
+                id=hit.id,
+                title=hit.title,
+                score=hit.score,
+                gain=hit.gain,
+                epr=hit.epr,
+                via=None
+                if hit.via is None
+                else ViaOut(from_=hit.via.source, etype=hit.via.etype, weight=hit.via.weight),
+                restart=hit.restart,
+                contradicts=list(hit.contradicts),
+                source_uri=source_uri(corpus, hit.id),
             )
+            for hit in nav.hits
+        ],
+        trail=nav.trail,
+        coverage=nav.coverage,
+        diagnostics={**nav.diagnostics, "cache": result.cache},
+        revision=result.revision,
+    )
 
 
 def api_router(navigator: FormsNavigator, verifier: TokenVerifier) -> APIRouter:
@@ -284,17 +365,10 @@ def api_router(navigator: FormsNavigator, verifier: TokenVerifier) -> APIRouter:
         request: Request,
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     ) -> Caller:
-        verified = request.scope.get("state", {}).get(_PRINCIPAL)
-        principal = (
-            verified
-            if isinstance(verified, Principal)
-            else authenticate(
-                verifier, None if credentials is None else f"Bearer {credentials.credentials}"
-            )
+        principal = verified_principal(request.scope) or authenticate(
+            verifier, None if credentials is None else f"Bearer {credentials.credentials}"
         )
-        span = trace.get_current_span().get_span_context()
-        trace_id = format(span.trace_id, "032x") if span.is_valid else None
-        return Caller(principal, trace_id, current_traceparent())
+        return caller_of(principal)
 
     Who = Annotated[Caller, Depends(caller)]  # noqa: N806  (a type alias)
 
@@ -302,43 +376,9 @@ def api_router(navigator: FormsNavigator, verifier: TokenVerifier) -> APIRouter:
     async def navigate(
         corpus: Corpus, body: NavigateBody, who: Who, response: Response
     ) -> NavigateOut:
-        result = await navigator.navigate(
-            who,
-            corpus,
-            NavigateRequest(
-                query=body.query,
-                seed=body.from_,
-                budget=body.budget,
-                where=body.where,
-                params=body.params,
-                mode=body.mode,
-                direction=body.direction,
-            ),
-        )
-        nav = result.navigation
+        result = await navigator.navigate(who, corpus, navigate_request(body))
         response.headers["Server-Timing"] = server_timing(result.timings)
-        return NavigateOut(
-            hits=[
-                HitOut(
-                    id=hit.id,
-                    title=hit.title,
-                    score=hit.score,
-                    gain=hit.gain,
-                    epr=hit.epr,
-                    via=None
-                    if hit.via is None
-                    else ViaOut(from_=hit.via.source, etype=hit.via.etype, weight=hit.via.weight),
-                    restart=hit.restart,
-                    contradicts=list(hit.contradicts),
-                    source_uri=source_uri(corpus, hit.id),
-                )
-                for hit in nav.hits
-            ],
-            trail=nav.trail,
-            coverage=nav.coverage,
-            diagnostics={**nav.diagnostics, "cache": result.cache},
-            revision=result.revision,
-        )
+        return navigate_out(corpus, result)
 
     @router.post("/corpora/{corpus}/retrieve", response_model=RetrieveOut)
     async def retrieve(
