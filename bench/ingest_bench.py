@@ -457,8 +457,12 @@ async def run_http(setup: Setup, *, rows: int, batch: int, concurrency: int) -> 
         env.pop(variable, None)
     env.setdefault("MNEMO_NAVIGATOR_TOKEN_SECRET", DEVELOPMENT_SECRET)
     log = Path(tempfile.gettempdir()) / f"ingest_bench_{setup.suffix}_navigator.log"
+    command = [sys.executable, "-m", "mnemo_navigator"]
+    profile = os.environ.get("INGEST_BENCH_PROFILE")
+    if profile:
+        command[1:1] = ["-m", "cProfile", "-o", f"{profile}.navigator"]
     navigator = subprocess.Popen(  # noqa: ASYNC220 (started once, not on a hot path)
-        [sys.executable, "-m", "mnemo_navigator"],
+        command,
         env=env,
         stdout=log.open("wb"),
         stderr=subprocess.STDOUT,
@@ -476,6 +480,7 @@ async def run_http(setup: Setup, *, rows: int, batch: int, concurrency: int) -> 
         for tenant in setup.tenants
     }
     latencies: list[float] = []
+    phases: dict[str, list[float]] = {}
     try:
         await ready(ingest.process, ingest.port, ingest.log, "ingest")
         await ready(navigator, port, log, "navigator")
@@ -502,6 +507,8 @@ async def run_http(setup: Setup, *, rows: int, batch: int, concurrency: int) -> 
                 if answer.status_code != 202:
                     raise RuntimeError(f"write refused: {answer.status_code} {answer.text[:300]}")
                 latencies.append(time.monotonic() - sent)
+                for name, ms in server_timing(answer.headers.get("Server-Timing", "")).items():
+                    phases.setdefault(name, []).append(ms)
 
         async with httpx.AsyncClient(timeout=60) as http:
             # Ready is not started: the API answers 503 until the lifespan has built its routes.
@@ -520,6 +527,7 @@ async def run_http(setup: Setup, *, rows: int, batch: int, concurrency: int) -> 
             await asyncio.sleep(0.05)
         cpu = cpu_seconds(navigator.pid) - cpu_at_ready
         ingest_cpu = cpu_seconds(ingest.process.pid) - ingest_at_ready
+        batches = await consumer_batches(ingest.port, ingest.topic)
         database_seconds = 0.0
         for n in names:
             now = await database_cpu(setup.owner, n)
@@ -540,6 +548,11 @@ async def run_http(setup: Setup, *, rows: int, batch: int, concurrency: int) -> 
         "accepted_rows_per_second": rows / accepted,
         "request_p50_ms": 1000 * latencies[len(latencies) // 2],
         "request_p95_ms": 1000 * latencies[min(len(latencies) - 1, int(0.95 * len(latencies)))],
+        # Where a request's time goes (the navigator's Server-Timing): median ms of each phase.
+        "request_phases_p50_ms": {name: sorted(v)[len(v) // 2] for name, v in phases.items()},
+        # After the last request was answered, how long ingest took to commit the rest.
+        "ingest_drain_seconds": committed - accepted,
+        **batches,
         "navigator_cpu_seconds": cpu,
         "rows_per_navigator_cpu_second": rows / cpu if cpu else None,
         "ingest_cpu_seconds": ingest_cpu,
@@ -549,6 +562,40 @@ async def run_http(setup: Setup, *, rows: int, batch: int, concurrency: int) -> 
         * rows
         / (cpu + ingest_cpu + database_seconds),
         "target_rows_per_second": 1000,
+    }
+
+
+def server_timing(header: str) -> dict[str, float]:
+    """`check;dur=1.2, queue;dur=3.4` → {"check": 1.2, "queue": 3.4}."""
+    phases = {}
+    for part in header.split(","):
+        name, _, duration = part.strip().partition(";dur=")
+        if name and duration:
+            phases[name] = float(duration)
+    return phases
+
+
+async def consumer_batches(port: int, topic: str) -> dict[str, float | None]:
+    """The ingest process's batches on `topic` so far (its /metrics): how many, records per batch
+    and handler milliseconds per batch (transactions and commit included)."""
+    async with httpx.AsyncClient() as http:
+        text = (await http.get(f"http://127.0.0.1:{port}/metrics")).text
+    values: dict[str, float] = {}
+    for line in text.splitlines():
+        if f'topic="{topic}"' not in line or line.startswith("#"):
+            continue
+        name = line.split("{", 1)[0]
+        if name in ("mnemo_handler_duration_seconds_count", "mnemo_handler_duration_seconds_sum"):
+            values[name] = values.get(name, 0.0) + float(line.rsplit(" ", 1)[1])
+        elif name == "mnemo_messages_total":
+            values["records"] = values.get("records", 0.0) + float(line.rsplit(" ", 1)[1])
+    count = values.get("mnemo_handler_duration_seconds_count", 0.0)
+    return {
+        "ingest_batches": count,
+        "ingest_records_per_batch": values.get("records", 0.0) / count if count else None,
+        "ingest_batch_ms": 1000 * values.get("mnemo_handler_duration_seconds_sum", 0.0) / count
+        if count
+        else None,
     }
 
 
@@ -672,6 +719,13 @@ async def main() -> None:
             f"Postgres {http['database_cpu_seconds']:.1f} s: projected on 2 idle cores "
             f"{http['projected_rows_per_second_on_2_idle_cores']:.0f} rows/s "
             f"(load average {machine['load_average_1m']:.1f})"
+        )
+        phases = ", ".join(f"{k} {v:.0f}" for k, v in http["request_phases_p50_ms"].items())
+        print(
+            f"request phases, p50 ms: {phases}; ingest: {http['ingest_batches']:.0f} batches of "
+            f"{http['ingest_records_per_batch'] or 0:.0f} records, {http['ingest_batch_ms'] or 0:.0f}"
+            f" ms each; it committed the last rows {http['ingest_drain_seconds']:.2f} s after "
+            "the last answer"
         )
         HTTP_RESULTS.parent.mkdir(exist_ok=True)
         HTTP_RESULTS.write_text(json.dumps({"machine": machine, **http}, indent=2) + "\n")

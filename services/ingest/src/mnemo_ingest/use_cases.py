@@ -1,10 +1,10 @@
 """Persisting rows: the only writer of store rows (ARCHITECTURE §3).
 
-One transaction per tenant of a batch: claim each event in the inbox (a duplicate is skipped),
-take the revision rows of every corpus the batch writes (in name order: no deadlock), insert the
-rows store by store, check every edge (G2: both endpoints exist for this tenant and in the edge's
-scope; an edge whose endpoint has not arrived waits in `pending_edges`), apply the waiting edges
-the new documents complete, and append to the outbox one `document.persisted` per document and one
+One transaction per tenant of a batch (the tenants' at once, each on its own connection): claim
+each event in the inbox (a duplicate is skipped), take the revision rows of every corpus the batch
+writes (in name order: no deadlock), insert the rows store by store, check every edge (G2: both
+endpoints exist for this tenant and in the edge's scope; an edge whose endpoint has not arrived
+waits in `pending_edges`), apply the waiting edges the new documents complete, and append to the outbox one `document.persisted` per document and one
 `store:<name>:persist` audit event per store. Rows that can never be written come back as
 `Refusal`s (the subscriber dead-letters them); everything else commits together.
 
@@ -28,6 +28,7 @@ The use cases reach storage only through the ports of `mnemo_ingest.ports` (Post
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import uuid
@@ -122,15 +123,32 @@ class Ingest:
         by_tenant: dict[uuid.UUID, list[Command]] = defaultdict(list)
         for command in commands:
             by_tenant[command.tenant].append(command)
+        known: list[tuple[uuid.UUID, list[Command]]] = []
         for tenant, group in by_tenant.items():
-            if not await self._directory.tenant_exists(tenant):
+            if await self._directory.tenant_exists(tenant):
+                known.append((tenant, group))
+            else:
                 refusals.extend(Refusal(c.ref, f"unknown tenant {tenant}") for c in group)
-                continue
-            try:
-                refusals.extend(await self._persist_tenant(tenant, group))
-            except TenantErasedError as erased:  # the directory knew it from before the erase
-                refusals.extend(Refusal(c.ref, str(erased)) for c in group)
+        # The tenants' units of work run at once (each on its own connection; no two share a
+        # row), so a batch of several tenants waits for the slowest, not for their sum. Every one
+        # finishes (commits or rolls back) before the first failure is raised.
+        outcomes = await asyncio.gather(
+            *(self._persist_known_tenant(tenant, group) for tenant, group in known),
+            return_exceptions=True,
+        )
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+            refusals.extend(outcome)
         return refusals
+
+    async def _persist_known_tenant(
+        self, tenant: uuid.UUID, commands: Sequence[Command]
+    ) -> list[Refusal]:
+        try:
+            return await self._persist_tenant(tenant, commands)
+        except TenantErasedError as erased:  # the directory knew it from before the erase
+            return [Refusal(c.ref, str(erased)) for c in commands]
 
     async def _prepare(
         self, commands: Sequence[Command]
