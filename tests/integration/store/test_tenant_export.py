@@ -24,6 +24,8 @@ from mnemo_store import Store, StoreError
 from mnemo_store.audit_log import AuditLog, NewAuditEvent
 from mnemo_store.erasure import erase_tenant
 from mnemo_store.tenant_export import (
+    NOT_CARRIED,
+    SYSTEM_TABLES,
     ExportIntegrityError,
     check_export,
     export_tenant,
@@ -308,3 +310,18 @@ async def test_restored_under_its_own_id_a_tenant_gets_the_very_same_audit_chain
             )
             raise RolledBackError
     assert [(row.seq, row.hash) for row in await audit.page(tenant)] == before
+
+
+async def test_every_system_table_with_tenant_rows_is_either_exported_or_left_for_a_reason(
+    owner: asyncpg.Connection,
+) -> None:
+    tables = {
+        r["relname"]
+        for r in await owner.fetch(
+            "SELECT c.relname FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace"
+            " JOIN pg_attribute AS a ON a.attrelid = c.oid WHERE n.nspname = 'mnemo'"
+            " AND c.relkind IN ('r', 'p') AND a.attname = 'axon_tenant' AND NOT a.attisdropped"
+        )
+    }
+    assert not set(SYSTEM_TABLES) & set(NOT_CARRIED)
+    assert tables == set(SYSTEM_TABLES) | set(NOT_CARRIED)

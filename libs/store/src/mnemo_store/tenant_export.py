@@ -7,7 +7,8 @@ The directory:
 - `declarations.jsonl`: each exported store with its columns and types, and the registry's
   corpora that read those stores (an import checks the target declares the same stores);
 - `stores/<store>.jsonl`: the tenant's rows of each store it has rows in;
-- `system/<table>.jsonl`: its navigation memory (`nav_outcomes`) and parked edges (`pending_edges`);
+- `system/<table>.jsonl`: its navigation memory (`nav_outcomes`, and `declared_edge_weights`, the
+  weights it learned on declared graphs) and parked edges (`pending_edges`);
 - `audit.jsonl`: its audit chain, every column, in seq order.
 
 Each data line is `{"row": {...}, "sha256": <hex of the row's canonical JSON>}`; the hidden tenant
@@ -49,7 +50,17 @@ from mnemo_store.identifiers import STORE_SCHEMA, TENANT_COLUMN, quote
 FORMAT = 1
 PROGRESS_EVERY = 10_000
 BATCH = 1_000
-SYSTEM_TABLES = ("nav_outcomes", "pending_edges")
+SYSTEM_TABLES = ("declared_edge_weights", "nav_outcomes", "pending_edges")
+"""The tables of `mnemo` with a tenant's rows that an export carries."""
+NOT_CARRIED = {
+    "audit_log": "carried as audit.jsonl and re-appended through its chain trigger",
+    "audit_chain_heads": "the chain trigger keeps it as the audit rows are re-appended",
+    "graph_revisions": "the stores' triggers move it as the rows are inserted",
+    "inbox": "which event ids this database's consumers processed: not the tenant's data",
+    "outbox": "events of this database still to publish: the other database never relays them",
+}
+"""The tables of `mnemo` with a tenant's rows that an export leaves, and why (a new tenant
+table is one or the other: a test holds every one of them to these two lists)."""
 _SKIPPED = (TENANT_COLUMN, "axon_changed")
 _SET_TENANT = "SELECT set_config('mnemo.tenant', $1, true)"
 _AUDIT_COLUMNS = (
