@@ -405,3 +405,92 @@ async def test_a_redelivered_kafka_request_on_a_declared_graph_is_remembered_and
         )
     assert outcomes == 1
     assert len(await audited_records(owner_connection, tenant)) == 1
+
+
+async def test_an_inline_corpus_is_paged_in_id_order_with_content_and_an_audit_row(
+    forms: Forms, service: Service, new_tenant: NewTenant, owner_connection: asyncpg.Connection
+) -> None:
+    s = forms.suffix
+    tenant = await new_tenant()
+    headers = service.token(tenant)
+    first = await service.client.get(
+        f"/v1/corpora/{forms.policy}/documents", params={"limit": 2}, headers=headers
+    )
+    assert first.status_code == 200, first.text
+    page = first.json()
+    assert [d["id"] for d in page["documents"]] == [f"Terms_{s}", f"privacy_{s}"]
+    assert page["next_after"] == f"privacy_{s}"
+    assert page["revision"] == 0
+    terms = page["documents"][0]
+    assert terms["title"] == "Terms of service"
+    assert terms["body"] == "Accounts may be closed after notice."
+    assert terms["source_uri"] == f"mnemo://corpora/{forms.policy}/documents/Terms_{s}"
+    rest = await service.client.get(
+        f"/v1/corpora/{forms.policy}/documents",
+        params={"limit": 2, "after": page["next_after"]},
+        headers=headers,
+    )
+    assert rest.status_code == 200, rest.text
+    assert [d["id"] for d in rest.json()["documents"]] == [f"refunds_{s}"]
+    assert rest.json()["next_after"] is None
+    records = await audited_records(owner_connection, tenant)
+    assert [(r["action"], r["operation"], r["query"], r["returned_ids"]) for r in records] == [
+        (
+            f"corpus:{forms.policy}:query",
+            "documents",
+            "documents limit=2",
+            [f"Terms_{s}", f"privacy_{s}"],
+        ),
+        (
+            f"corpus:{forms.policy}:query",
+            "documents",
+            f"documents limit=2 after=privacy_{s}",
+            [f"refunds_{s}"],
+        ),
+    ]
+    assert all(r["top_similarity"] is None and r["k_returned"] for r in records)
+
+
+async def test_a_declared_graph_is_paged_and_the_page_is_audited_only_for_the_caller(
+    forms: Forms, service: Service, new_tenant: NewTenant, owner_connection: asyncpg.Connection
+) -> None:
+    s = forms.suffix
+    reader, bystander = await new_tenant(), await new_tenant()
+    response = await service.client.get(
+        f"/v1/corpora/{forms.session}/documents",
+        headers=service.token(reader, client={"id": "c1"}),
+    )
+    assert response.status_code == 200, response.text
+    assert [d["id"] for d in response.json()["documents"]] == [
+        f"sess_a_{s}",
+        f"sess_b_{s}",
+        f"sess_c_{s}",
+    ]
+    assert "The cache keeps warm graphs." in response.json()["documents"][0]["body"]
+    [record] = await audited_records(owner_connection, reader)
+    assert record["client"] == {"id": "c1"}
+    assert await audited_records(owner_connection, bystander) == []
+
+
+async def test_a_declared_corpus_page_refuses_unknown_tenants_and_unpublished_corpora(
+    forms: Forms, service: Service, new_tenant: NewTenant, owner_connection: asyncpg.Connection
+) -> None:
+    stranger = await service.client.get(
+        f"/v1/corpora/{forms.policy}/documents", headers=service.token(uuid.uuid4())
+    )
+    assert stranger.status_code == 403
+    assert stranger.json()["error"]["code"] == "UNKNOWN_TENANT"
+    headers = service.token(await new_tenant())
+    await owner_connection.execute(
+        "UPDATE mnemo.corpora SET status = 'deprecated' WHERE corpus_id = $1", forms.session
+    )
+    try:
+        response = await service.client.get(
+            f"/v1/corpora/{forms.session}/documents", headers=headers
+        )
+    finally:
+        await owner_connection.execute(
+            "UPDATE mnemo.corpora SET status = 'published' WHERE corpus_id = $1", forms.session
+        )
+    assert response.status_code == 409
+    assert "is deprecated" in response.json()["error"]["message"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any, cast
 
 import asyncpg
 import httpx
@@ -126,6 +127,49 @@ async def test_navigating_an_mcp_corpus_is_a_409_saying_it_has_no_relations(
     )
     assert response.status_code == 409
     assert "no relations" in response.json()["error"]["message"]
+
+
+async def test_an_mcp_corpus_is_paged_over_its_listing_with_resource_uris_and_an_audit_row(
+    world: McpWorld, new_tenant: NewTenant, owner_connection: asyncpg.Connection
+) -> None:
+    tenant = await new_tenant()
+    headers = world.service.token(tenant)
+    url = f"/v1/corpora/{world.corpus}/documents"
+    pages: list[dict[str, Any]] = []
+    after: str | None = None
+    while True:
+        params: dict[str, str | int] = (
+            {"limit": 2} if after is None else {"limit": 2, "after": after}
+        )
+        response = await world.service.client.get(url, params=params, headers=headers)
+        assert response.status_code == 200, response.text
+        pages.append(response.json())
+        after = response.json()["next_after"]
+        if after is None:
+            break
+    ids = [d["id"] for page in pages for d in page["documents"]]
+    assert len(pages) > 1
+    assert ids == sorted(ids)
+    assert len(set(ids)) == len(ids)
+    assert f"{PREFIX}architecture.md" in ids
+    assert all(i.startswith(PREFIX) for i in ids)
+    documents = [d for page in pages for d in page["documents"]]
+    assert all(d["source_uri"] == d["id"] and d["body"] for d in documents)
+    assert all(page["revision"] == 0 for page in pages)
+    records = await audited_records(owner_connection, tenant)
+    assert [r["operation"] for r in records] == ["documents"] * len(pages)
+    assert [i for r in records for i in cast(list[str], r["returned_ids"])] == ids
+
+
+async def test_a_page_of_a_server_the_deployment_does_not_configure_is_a_502_naming_it(
+    world: McpWorld, new_tenant: NewTenant
+) -> None:
+    response = await world.service.client.get(
+        f"/v1/corpora/{world.unconfigured}/documents",
+        headers=world.service.token(await new_tenant()),
+    )
+    assert response.status_code == 502
+    assert "nowhere-" in response.json()["error"]["message"]
 
 
 async def test_a_server_the_deployment_does_not_configure_is_a_502_naming_it(

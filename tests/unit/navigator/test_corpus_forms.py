@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from mnemo_auth import Principal
-from mnemo_axon import AxonSource, MappingDocumentDirectory, check_sources
+from mnemo_axon import AxonSource, MappingDocumentDirectory, check_sources, load_deployment
 from mnemo_navigator.corpus_forms import (
     FormsNavigator,
     NoRelationsError,
@@ -30,6 +30,7 @@ from mnemo_navigator.use_cases import (
     Policy,
     RetrieveRequest,
 )
+from mnemo_store import StoreCorpus
 from mnemo_store.corpus_documents import CorpusDocument
 from mnemo_store.graph_cache import GraphCache
 
@@ -193,3 +194,51 @@ def test_ranking_is_by_the_querys_tokens_best_first_then_id_and_leaves_out_non_m
     assert all(0 < r.similarity < 1 for r in ranked)
     assert rank("", documents, k=5) == []
     assert rank("refunds", documents, k=1)[0].id == "a"
+
+
+async def test_a_declared_corpus_is_paged_in_id_order_and_each_page_is_audited() -> None:
+    world = make_world()
+    first = await world.forms.documents(world.caller(), "Sessions", None, 2)
+    assert [d.id for d in first.documents] == ["a", "b"]
+    assert first.next_after == "b"
+    assert first.documents[0].body == "The cache keeps warm graphs."
+    assert first.source_uris["a"] == "mnemo://corpora/Sessions/documents/a"
+    rest = await world.forms.documents(world.caller(), "Sessions", first.next_after, 2)
+    assert [d.id for d in rest.documents] == ["c"]
+    assert rest.next_after is None
+    assert [(r["operation"], r["query"], r["returned_ids"]) for r in world.audited()] == [
+        ("documents", "documents limit=2", ["a", "b"]),
+        ("documents", "documents limit=2 after=b", ["c"]),
+    ]
+    assert world.audited(world.catalogue.add_tenant()) == []
+
+
+STORE_DECLARATIONS = """
+axonstore Docs {{ schema {{ id: Text primary_key  title: Text not_null  {extra} }} }}
+axonstore Edges {{ schema {{ from_id: Text  to_id: Text  etype: Text  weight: Float }} }}
+corpus Memory from axonstore {{
+    documents: Docs(id, title)
+    relations: Edges(from_id, to_id, etype, weight)
+}}
+"""
+
+
+@pytest.mark.parametrize(("extra", "tagged"), [("category: Text", True), ("label: Text", False)])
+async def test_a_store_corpus_search_carries_tags_only_when_its_store_declares_a_tag_column(
+    extra: str, tagged: bool
+) -> None:
+    deployment = load_deployment(STORE_DECLARATIONS.format(extra=extra), "store.axon")
+    corpus = StoreCorpus.from_deployment(deployment, "Memory")
+    catalogue, store, declared = InMemoryCatalogue(), InMemoryStore(), InMemoryDeclaredCorpora()
+    catalogue.register(deployment, "Memory")
+    store.register(corpus)
+    tenant, other = catalogue.add_tenant(), catalogue.add_tenant()
+    store.write(tenant, corpus.documents, [{"id": "d1", "title": "overdraft fees"}])
+    declared.tag(tenant, "Memory", "d1", ["billing"])
+    declared.tag(other, "Memory", "d1", ["not-mine"])
+    navigator = Navigator(store, catalogue, GraphCache(1 << 20), Policy())
+    forms = FormsNavigator(navigator, catalogue, declared)
+    caller = Caller(Principal(tenant=tenant, subject="agent", scopes=frozenset({"read"})))
+    result = await forms.search(caller, "Memory", {"utterance": "overdraft"})
+    assert [item.id for item in result.items] == ["d1"]
+    assert result.tags == ({"d1": ("billing",)} if tagged else {})

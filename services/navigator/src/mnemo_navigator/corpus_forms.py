@@ -14,8 +14,11 @@ request to the form that serves it:
 - (b) `mcp`, a collection on a foreign MCP server: `mnemo_navigator.mcp_corpora`.
 
 Every form checks the caller and the corpus's status the same way, emits the one
-`corpus:<name>:query` audit row per request (query, k_returned, latency, top_similarity), and the
-gateway honours `collection` (empty means the corpus id; another name is a 404 naming both).
+`corpus:<name>:query` audit row per request (query, k_returned, latency, top_similarity), is paged
+by `documents` (in id order, each page audited), and the gateway honours `collection` (empty means
+the corpus id; another name is a 404 naming both). The gateway's `tags` of a store corpus come from
+the tag columns its documents store declares (`mnemo_store.document_tags`), read in the caller's
+tenant and scope.
 The documents of a declared corpus are shared by every tenant that may read it; the scope of a
 declared corpus is the caller's end-client (the token's `client` claim), which keys its memory:
 a declared corpus has no columns, so a `where:` filter is refused.
@@ -32,7 +35,7 @@ import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol
 
 import asyncpg
@@ -49,7 +52,7 @@ from mnemo_mdn import (
     reinforcement_plan,
 )
 from mnemo_mdn.tokenization import token_list
-from mnemo_store import OutboxEvent
+from mnemo_store import OutboxEvent, Scope, StoreCorpus
 from mnemo_store import outbox as outbox_sql
 from mnemo_store import outcomes as outcome_sql
 from mnemo_store.corpus_documents import (
@@ -60,6 +63,7 @@ from mnemo_store.corpus_documents import (
     read_corpus_documents,
     reinforce_declared,
 )
+from mnemo_store.document_tags import document_tags, tag_columns
 from mnemo_store.outcomes import StoredOutcome
 from mnemo_store.retrieval import FoundDocument
 from mnemo_store.row_values import check_payload
@@ -153,6 +157,13 @@ class DeclaredCorpora(Protocol):
 
     def tenant(self, tenant_id: uuid.UUID) -> AbstractAsyncContextManager[DeclaredWork]: ...
 
+    async def store_tags(
+        self, tenant_id: uuid.UUID, corpus: StoreCorpus, scope: Scope, ids: Sequence[str]
+    ) -> dict[str, tuple[str, ...]]:
+        """The gateway tags of a store corpus's documents `ids`, read in the tenant and `scope`
+        from the columns its documents store declares (`mnemo_store.document_tags`)."""
+        ...
+
 
 class OtherForm(Protocol):
     """A corpus form served outside Postgres (the MCP-bound one)."""
@@ -160,6 +171,10 @@ class OtherForm(Protocol):
     async def retrieve(
         self, entry: CorpusEntry, query: str, k: int
     ) -> tuple[list[RankedText], str]: ...
+
+    async def documents(self, entry: CorpusEntry) -> list[RankedText]:
+        """Every document of the corpus (its listing), in no particular order."""
+        ...
 
 
 # -------------------------------------------------------------------------------------- adapters
@@ -237,6 +252,13 @@ class PostgresDeclaredCorpora:
         async with self._pool.acquire() as connection, connection.transaction():
             await connection.execute(_SET_TENANT, str(tenant_id))
             yield PostgresDeclaredWork(connection, tenant_id)
+
+    async def store_tags(
+        self, tenant_id: uuid.UUID, corpus: StoreCorpus, scope: Scope, ids: Sequence[str]
+    ) -> dict[str, tuple[str, ...]]:
+        async with self._pool.acquire() as connection, connection.transaction(readonly=True):
+            await connection.execute(_SET_TENANT, str(tenant_id))
+            return await document_tags(connection, corpus, ids, scope)
 
 
 # --------------------------------------------------------------------------------------- ranking
@@ -534,9 +556,27 @@ class FormsNavigator:
                     f"corpus {corpus_id!r} serves the collection {served!r}, not {collection!r} "
                     "(send its name, or leave collection empty for the corpus id)"
                 )
-        return await self.retrieve(
+        result = await self.retrieve(
             caller, corpus_id, RetrieveRequest(query=goal_text(goal), k=k), operation="search"
         )
+        if entry is not None and entry.kind == STORE_KIND and result.items:
+            result = await self._with_store_tags(caller, corpus_id, result)
+        return result
+
+    async def _with_store_tags(
+        self, caller: Caller, corpus_id: str, result: RetrieveResult
+    ) -> RetrieveResult:
+        """`result` with its documents' tags, when the corpus's documents store declares a tag
+        column (`mnemo_store.document_tags`): read in the caller's tenant and scope, so a tag is
+        only ever the caller's own document's."""
+        corpus = await self._navigator.served_corpus(corpus_id)
+        if not tag_columns(corpus):
+            return result
+        scope, _ = self._navigator.scope_for(caller.principal, corpus, None, {})
+        tags = await self._declared.store_tags(
+            caller.principal.tenant, corpus, scope, [item.id for item in result.items]
+        )
+        return replace(result, tags=tags)
 
     async def _retrieve_other(
         self, caller: Caller, entry: CorpusEntry, request: RetrieveRequest, operation: Lookup
@@ -552,10 +592,7 @@ class FormsNavigator:
             found, _ = await self._mcp.retrieve(entry, request.query, request.k)
             ranked, revision = found, None
         else:
-            raise CorpusNotServedError(
-                f"corpus {entry.corpus_id!r} is a {entry.kind} corpus, which this navigator "
-                "does not serve"
-            )
+            raise _not_served(entry)
         async with self._declared.tenant(caller.principal.tenant) as work:
             await work.append(
                 self._navigator.query_audit(
@@ -577,12 +614,41 @@ class FormsNavigator:
     async def documents(
         self, caller: Caller, corpus_id: str, after: str | None, limit: int
     ) -> DocumentsPage:
+        """A page of any form's documents in id order (code points, as Postgres's "C" collation
+        orders a store corpus's), audited like form (d)'s page. A declared or MCP-bound corpus
+        changes only with its declaration, so its pages carry revision 0."""
         entry = await self._other_form(caller, corpus_id)
         if entry is None:
             return await self._navigator.documents(caller, corpus_id, after, limit)
-        raise CorpusNotServedError(
-            f"corpus {corpus_id!r} is a {entry.kind} corpus; pages of documents are served for "
-            "store corpora (retrieve and the search gateway serve this one)"
+        started = time.perf_counter()
+        if entry.kind in DECLARED_KINDS:
+            listed = _ranked(entry.corpus_id, await self._stored(entry))
+        elif entry.kind == "mcp" and self._mcp is not None:
+            listed = await self._mcp.documents(entry)
+        else:
+            raise _not_served(entry)
+        following = sorted((d for d in listed if after is None or d.id > after), key=lambda d: d.id)
+        page = following[:limit]
+        described = f"documents limit={limit}" + ("" if after is None else f" after={after}")
+        async with self._declared.tenant(caller.principal.tenant) as work:
+            await work.append(
+                self._navigator.query_audit(
+                    caller,
+                    entry.corpus_id,
+                    "documents",
+                    described,
+                    tuple(d.id for d in page),
+                    (time.perf_counter() - started) * 1000,
+                    None,
+                    client_scope(caller),
+                    None,
+                )
+            )
+        return DocumentsPage(
+            tuple(FoundDocument(d.id, d.title, d.content) for d in page),
+            page[-1].id if len(following) > limit and page else None,
+            0,
+            {d.id: d.source_uri for d in page},
         )
 
     @staticmethod
@@ -592,6 +658,12 @@ class FormsNavigator:
                 f"where: corpus {corpus_id!r} is a declared corpus with no columns to filter; "
                 "send the request without where and params"
             )
+
+
+def _not_served(entry: CorpusEntry) -> CorpusNotServedError:
+    return CorpusNotServedError(
+        f"corpus {entry.corpus_id!r} is a {entry.kind} corpus, which this navigator does not serve"
+    )
 
 
 def _declared_weights(entry: CorpusEntry) -> dict[tuple[str, str, str], float]:

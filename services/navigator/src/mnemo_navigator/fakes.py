@@ -703,6 +703,7 @@ class InMemoryDeclaredCorpora:
     def __init__(self) -> None:
         self._documents: dict[tuple[str, str], list[CorpusDocument]] = {}
         self._tenants: dict[uuid.UUID, _DeclaredState] = {}
+        self._tags: dict[tuple[uuid.UUID, str, str], tuple[str, ...]] = {}
         self._lock = asyncio.Lock()
 
     def store(self, corpus_id: str, version: str, documents: Sequence[CorpusDocument]) -> None:
@@ -718,6 +719,17 @@ class InMemoryDeclaredCorpora:
 
     async def documents(self, corpus_id: str, version: str) -> list[CorpusDocument]:
         return sorted(self._documents.get((corpus_id, version), []), key=lambda d: d.doc_id)
+
+    def tag(self, tenant_id: uuid.UUID, corpus: str, doc_id: str, tags: Sequence[str]) -> None:
+        """Give the tenant's document `doc_id` of the store corpus `corpus` its tags."""
+        self._tags[(tenant_id, corpus, doc_id)] = tuple(tags)
+
+    async def store_tags(
+        self, tenant_id: uuid.UUID, corpus: StoreCorpus, scope: Scope, ids: Sequence[str]
+    ) -> dict[str, tuple[str, ...]]:
+        """The tags given with `tag` (the scope is the store navigator's business here)."""
+        found = ((i, self._tags.get((tenant_id, corpus.name, i))) for i in ids)
+        return {i: tags for i, tags in found if tags is not None}
 
     @asynccontextmanager
     async def tenant(self, tenant_id: uuid.UUID) -> AsyncIterator[InMemoryDeclaredWork]:

@@ -94,6 +94,11 @@ class McpCorpora:
         documents = await self._documents(server, prefix)
         return rank(query, documents, k), server
 
+    async def documents(self, entry: CorpusEntry) -> list[RankedText]:
+        """Every resource under the corpus's prefix, from the listing cache."""
+        server, prefix = _binding(entry)
+        return list(await self._documents(server, prefix))
+
     async def _documents(self, server: str, prefix: str) -> list[RankedText]:
         key = (server, prefix)
         listing = self._listings.get(key)

@@ -178,8 +178,9 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         403: "the token lacks the scope, names a tenant that does not exist, or is client-confined "
         "and the corpus has no pinned scope",
         404: "no such corpus",
-        409: "the corpus is not published (the message names its status), or has no relations "
-        "to navigate (an inline or MCP-bound corpus)",
+        409: "the corpus is not published (the message names its status), has no relations "
+        "to navigate (an inline or MCP-bound corpus), or is a declared corpus whose documents "
+        "were not stored for its version",
         413: "the body is larger than the navigator accepts (MNEMO_NAVIGATOR_MAX_BODY_BYTES)",
         422: "the body, filter, parameters or seed are invalid (the message says which and why)",
         502: "the MCP server of an MCP-bound corpus is not configured, unreachable, failing or too "
@@ -432,7 +433,10 @@ def api_router(navigator: FormsNavigator, verifier: TokenVerifier) -> APIRouter:
         return DocumentsOut(
             documents=[
                 DocumentOut(
-                    id=doc.id, title=doc.title, body=doc.body, source_uri=source_uri(corpus, doc.id)
+                    id=doc.id,
+                    title=doc.title,
+                    body=doc.body,
+                    source_uri=page.source_uris.get(doc.id) or source_uri(corpus, doc.id),
                 )
                 for doc in page.documents
             ],

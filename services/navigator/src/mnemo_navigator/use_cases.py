@@ -167,6 +167,9 @@ class DocumentsPage:
     documents: tuple[FoundDocument, ...]
     next_after: str | None
     revision: int
+    source_uris: Mapping[str, str] = field(default_factory=dict)
+    """Per document id, where it comes from when not the corpus's own document address (an MCP
+    resource URI, a declared document's source)."""
 
 
 @dataclass(frozen=True, slots=True)
