@@ -63,6 +63,7 @@ def assert_same_index(updated: TermIndex, rebuilt: TermIndex) -> None:
     assert (updated.title_postings is updated.postings) == (
         rebuilt.title_postings is rebuilt.postings
     )
+    assert updated.title_terms.tolist() == rebuilt.title_terms.tolist()
     for term in set(updated.terms) | set(rebuilt.terms):
         assert updated.document_frequency(term) == rebuilt.document_frequency(term), term
         assert updated.idf(term) == rebuilt.idf(term), term
@@ -100,6 +101,48 @@ def test_an_updated_term_index_equals_a_rebuild(
         assert_same_index(carried, rebuilt)
     # Carried or not (bodies appearing or vanishing, most documents changed), the index is right.
     assert_same_index(term_index(after), rebuilt)
+
+
+@pytest.mark.parametrize("layer_share", [0.0, 0.125, 1e9])
+@settings(max_examples=120, deadline=None)
+@given(corpora, st.lists(edits, min_size=1, max_size=5))
+def test_a_chain_of_updates_through_layers_and_folds_equals_a_rebuild_after_every_step(
+    layer_share: float, old: dict[str, Text], chain: list[list[tuple[str, str, Text]]]
+) -> None:
+    # Each refresh layers the postings over the last one's (never folded at 1e9, folded every
+    # time at 0): after every step the index answers what a rebuild does.
+    previous = graph_of(old)
+    term_index(previous)
+    current = old
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(incremental, "_LAYER_SHARE", layer_share)
+        for changes in chain:
+            new = dict(current)
+            for action, doc_id, text in changes:
+                if action == "drop":
+                    new.pop(doc_id, None)
+                else:
+                    new[doc_id] = text
+            successor = carry_over(previous, graph_of(new), change_between(current, new))
+            rebuilt = _build_term_index(graph_of(new))
+            assert_same_index(term_index(successor), rebuilt)
+            assert term_index(successor).title_terms.tolist() == rebuilt.title_terms.tolist()
+            previous, current = successor, new
+
+
+def test_sixty_single_document_refreshes_keep_the_layers_small_and_the_index_exact() -> None:
+    documents = {f"d{k:04d}": (f"title w{k % 11}", f"body w{k % 13} v{k % 17}") for k in range(400)}
+    graph = graph_of(documents)
+    term_index(graph)
+    for k in range(60):
+        new = dict(documents) | {f"d{k:04d}x": (f"fresh{k} w{k % 5}", "w1 w2")}
+        graph = carry_over(graph, graph_of(new), change_between(documents, new))
+        documents = new
+        postings = term_index(graph).postings
+        # Layers never grow past their share of the lists before they are folded.
+        assert postings.added is None or postings.added.entries <= 0.125 * len(postings.documents)
+    assert_same_index(term_index(graph), _build_term_index(graph_of(documents)))
+    assert term_index(graph).postings.layered
 
 
 def test_one_added_document_updates_the_index_without_a_rebuild() -> None:

@@ -6,9 +6,11 @@ EPR (a power iteration from the uniform vector). `carry_over` hands the successo
 given a `GraphChange` (where each old document went, and which documents are new or changed):
 
 - the term index, updated: only the changed documents are tokenised; the other documents' postings
-  are moved to their new positions. The result equals a rebuild term by term (same documents,
-  counts, title postings, lengths, average length); only the row numbers of terms may differ, and a
-  term no document holds any more stays with empty postings (a rebuild leaves it out: both answer
+  stay where they are, as layers (`relevance.Postings`: the earlier lists, where their documents
+  are now, and the changed documents' lists), folded into plain lists once the layers hold an
+  eighth of the entries. The result equals a rebuild term by term (same documents, counts, title
+  postings, lengths, average length); only the row numbers of terms may differ, and a term no
+  document holds any more stays with empty postings (a rebuild leaves it out: both answer
   document frequency 0).
 - a warm start for EPR: each EPR the predecessor computed becomes the starting vector of the same
   computation on the successor (`signed_pagerank.epr` reads it). It stops at a tenth of `tol`, so
@@ -27,7 +29,7 @@ import numpy.typing as npt
 
 from mnemo_mdn.epr_update import ChannelState, moved_state
 from mnemo_mdn.graph import CorpusGraph, FloatArray, IndexArray
-from mnemo_mdn.relevance import TERMS_MEMO, Postings, TermIndex, text_pairs
+from mnemo_mdn.relevance import TERMS_MEMO, Postings, TermIndex, has_bodies, text_pairs
 from mnemo_mdn.signed_pagerank import (
     EPR_MEMO_PREFIX,
     STATE_PREFIX,
@@ -45,6 +47,11 @@ _SAMPLED_IDS: Final = 64
 # Up to this many new postings entries are placed one binary search each; past it, by one search
 # over keys made for every entry.
 _LOOPED_INSERTS: Final = 4096
+# Layered postings are folded into plain lists past this share of added entries or gone documents.
+_LAYER_SHARE: Final = 0.125
+_EMPTY: Final = Postings(
+    np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32)
+)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -154,7 +161,7 @@ def updated_term_index(
     changed = np.unique(change.changed)
     if len(changed) > _MAX_CHANGED_SHARE * max(n, 1):
         return None
-    with_bodies = graph.bodies.count(None) != n
+    with_bodies = has_bodies(graph)
     if with_bodies != (old.title_postings is not old.postings):
         return None
     texts = text_pairs(
@@ -173,39 +180,105 @@ def updated_term_index(
             terms[word] = row
         local_to_global[local] = row
     n_terms = len(terms)
-    term = local_to_global.take(found.term) if len(found.term) else np.zeros(0, dtype=np.int64)
+    term = (
+        local_to_global.take(found.term).astype(np.int64, copy=False)
+        if len(found.term)
+        else np.zeros(0, dtype=np.int64)
+    )
     which = found.text // 2 if with_bodies else found.text
     document = changed.take(which) if len(which) else np.zeros(0, dtype=np.int64)
 
     # Old document -> new position, with the changed documents' old entries dropped too.
     target = np.where(kept, change.moved, -1)
     target[kept] = np.where(np.isin(change.moved[kept], changed), -1, change.moved[kept])
-    postings = _moved_postings(old.postings, target, term, document, n_terms, n)
+    postings = _layered(old.postings, target, *_counted(term, document, n), n_terms, n)
+    in_title = np.flatnonzero(found.text % 2 == 0) if with_bodies else None
+    title_rows, title_columns, title_counts = (
+        _counted(term.take(in_title), document.take(in_title), n)
+        if in_title is not None
+        else _counted(term, document, n)
+    )
     if with_bodies:
-        in_title = np.flatnonzero(found.text % 2 == 0)
-        title_postings = _moved_postings(
-            old.title_postings, target, term.take(in_title), document.take(in_title), n_terms, n
+        title_postings = _layered(
+            old.title_postings, target, title_rows, title_columns, title_counts, n_terms, n
         )
     else:
         title_postings = postings
-    lengths = np.zeros(n, dtype=np.float64)
     stays = target >= 0
+    lengths = np.zeros(n, dtype=np.float64)
     lengths[target[stays]] = old.lengths[stays]
     lengths[changed] = np.bincount(which, minlength=len(changed)).astype(np.float64)
+    title_terms = np.zeros(n, dtype=np.int64)
+    title_terms[target[stays]] = old.title_terms[stays]
+    title_terms += np.bincount(title_columns, minlength=n)
     average = float(lengths.mean()) if n else 0.0
-    return TermIndex(n, terms, postings, title_postings, lengths, average)
+    return TermIndex(n, terms, postings, title_postings, lengths, average, title_terms)
+
+
+def _counted(
+    term: IndexArray, document: IndexArray, n_documents: int
+) -> tuple[IndexArray, IndexArray, npt.NDArray[np.int32]]:
+    """Occurrences as distinct (term row, document) pairs in that order, each with its count."""
+    if not len(term):
+        nothing = np.zeros(0, dtype=np.int64)
+        return nothing, nothing, np.zeros(0, dtype=np.int32)
+    keys, counts = np.unique(term * n_documents + document, return_counts=True)
+    rows = keys // n_documents
+    return rows, keys - rows * n_documents, counts.astype(np.int32)
+
+
+def _layered(
+    old: Postings,
+    target: IndexArray,
+    rows: IndexArray,
+    columns: IndexArray,
+    counts: npt.NDArray[np.int32],
+    n_terms: int,
+    n_documents: int,
+) -> Postings:
+    """`old` brought to the successor as layers (`relevance.Postings`): its earlier lists kept as
+    they are, their documents' positions composed with `target` (one gather over the documents),
+    and the added lists moved and extended by the new entries (`rows`, `columns`, `counts`). Once
+    the layers hold `_LAYER_SHARE` of the lists, or that share of the documents left them, they
+    are folded into plain lists (a pass over every entry, paid once per that many changes)."""
+    if old.moved is None:
+        base, moved, added = old, target, _EMPTY
+    else:
+        moved = np.where(old.moved >= 0, target.take(np.maximum(old.moved, 0)), -1)
+        base, added = old, old.added if old.added is not None else _EMPTY
+    added = _moved_postings(added, target, rows, columns, counts, n_terms, n_documents)
+    layered = Postings(base.starts, base.documents, base.counts, moved, added)
+    gone = np.count_nonzero(moved < 0)
+    if added.entries > _LAYER_SHARE * max(len(base.documents), 1) or gone > _LAYER_SHARE * max(
+        len(moved), 1
+    ):
+        return _folded(layered, n_terms, n_documents)
+    return layered
+
+
+def _folded(layered: Postings, n_terms: int, n_documents: int) -> Postings:
+    """A layered `Postings` as plain lists: the earlier entries moved, the added ones placed."""
+    plain = Postings(layered.starts, layered.documents, layered.counts)
+    added = layered.added if layered.added is not None else _EMPTY
+    moved = layered.moved if layered.moved is not None else np.arange(n_documents)
+    rows = np.repeat(np.arange(len(added.starts) - 1, dtype=np.int64), np.diff(added.starts))
+    return _moved_postings(
+        plain, moved, rows, added.documents.astype(np.int64), added.counts, n_terms, n_documents
+    )
 
 
 def _moved_postings(
     old: Postings,
     target: IndexArray,
-    term: IndexArray,
-    document: IndexArray,
+    rows: IndexArray,
+    columns: IndexArray,
+    added: npt.NDArray[np.int32],
     n_terms: int,
     n_documents: int,
 ) -> Postings:
-    """`old` with each entry's document moved to `target[document]` (entries of -1 dropped), plus
-    one entry per distinct (term, document) of the new occurrences, counted.
+    """`old` (plain lists) with each entry's document moved to `target[document]` (entries of -1
+    dropped), plus the entries (`rows[j]`, `columns[j]`) counted `added[j]`: distinct, ascending by
+    row then column, none at a document an old entry of its row is moved to.
 
     `target` keeps the order of the documents it keeps, so each term's kept documents stay
     ascending. The work per entry is one gather and one comparison in numpy; dropped and new
@@ -220,11 +293,8 @@ def _moved_postings(
         documents, counts = np.delete(documents, dropped), np.delete(counts, dropped)
     if n_terms > old_rows:
         starts = np.concatenate((starts, np.full(n_terms - old_rows, starts[-1], dtype=np.int64)))
-    if len(term):
-        keys, added = np.unique(term * n_documents + document, return_counts=True)
-        rows = keys // n_documents
-        columns = keys - rows * n_documents
-        if len(keys) <= _LOOPED_INSERTS:
+    if len(rows):
+        if len(rows) <= _LOOPED_INSERTS:
             at: IndexArray = np.array(
                 [
                     first + int(np.searchsorted(documents[first:last], column))
@@ -239,6 +309,7 @@ def _moved_postings(
             )
         else:
             row_of = np.repeat(np.arange(n_terms, dtype=np.int64), np.diff(starts))
+            keys = rows * n_documents + columns
             at = np.asarray(np.searchsorted(row_of * n_documents + documents, keys), np.int64)
         documents = np.insert(documents, at, columns)
         counts = np.insert(counts, at, added.astype(np.int32))

@@ -28,11 +28,20 @@ BoolMatrix = npt.NDArray[np.bool_]
 @dataclass(frozen=True, slots=True, eq=False)
 class Postings:
     """Inverted lists in compressed rows: `documents[starts[t]:starts[t + 1]]` (ascending) hold
-    term t, `counts` (same slice) how often."""
+    term t, `counts` (same slice) how often.
+
+    A refreshed graph's lists may be *layered* (`mnemo_mdn.incremental`): the rows above are then
+    an earlier graph's, at its positions; `moved[k]` is where that graph's document k is now (-1:
+    gone, or changed and listed again in `added`), and `added` holds the lists of the documents
+    changed since, at the current positions. A refresh then costs its changed documents plus one
+    gather over the documents, not one over every entry; a term's list is put together when read.
+    """
 
     starts: IndexArray
     documents: npt.NDArray[np.int32]
     counts: npt.NDArray[np.int32]
+    moved: IndexArray | None = None
+    added: Postings | None = None
 
     @classmethod
     def of(
@@ -57,11 +66,70 @@ class Postings:
             matrix.data.astype(np.int32, copy=False),
         )
 
+    @property
+    def layered(self) -> bool:
+        return self.moved is not None
+
+    @property
+    def entries(self) -> int:
+        """Stored entries, the layers' included (a layered index's size, not its lists')."""
+        added = 0 if self.added is None else self.added.entries
+        return len(self.documents) + added
+
+    @property
+    def nbytes(self) -> int:
+        arrays = self.starts.nbytes + self.documents.nbytes + self.counts.nbytes
+        moved = 0 if self.moved is None else self.moved.nbytes
+        added = 0 if self.added is None else self.added.nbytes
+        return int(arrays + moved + added)
+
     def documents_of(self, term: int) -> npt.NDArray[np.int32]:
-        return self.documents[self.starts[term] : self.starts[term + 1]]
+        if self.moved is None:
+            return self.documents[self.starts[term] : self.starts[term + 1]]
+        return self._merged(self.moved, term)[0]
 
     def counts_of(self, term: int) -> npt.NDArray[np.int32]:
-        return self.counts[self.starts[term] : self.starts[term + 1]]
+        if self.moved is None:
+            return self.counts[self.starts[term] : self.starts[term + 1]]
+        return self._merged(self.moved, term)[1]
+
+    def length_of(self, term: int) -> int:
+        """How many documents hold `term`."""
+        if self.moved is None:
+            return int(self.starts[term + 1] - self.starts[term])
+        return len(self._merged(self.moved, term)[0])
+
+    def per_document(self, n_documents: int) -> npt.NDArray[np.int64]:
+        """How many terms each document holds."""
+        if self.moved is None:
+            return np.bincount(self.documents, minlength=n_documents)
+        moved = self.moved.take(self.documents)
+        result = np.bincount(moved[moved >= 0], minlength=n_documents)
+        if self.added is not None:
+            result += np.bincount(self.added.documents, minlength=n_documents)
+        return result
+
+    def _merged(
+        self, moved: IndexArray, term: int
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+        """One term's list of a layered index: the earlier lists' entries still in place, at their
+        positions now (`moved` keeps their order), and the added ones, merged ascending."""
+        if term + 1 < len(self.starts):
+            first, last = int(self.starts[term]), int(self.starts[term + 1])
+            documents = moved.take(self.documents[first:last])
+            kept = documents >= 0
+            documents, counts = documents[kept], self.counts[first:last][kept]
+        else:  # a term the earlier graph did not hold
+            documents, counts = np.zeros(0, dtype=np.int64), _NOWHERE
+        added = self.added
+        if added is not None and term + 1 < len(added.starts):
+            first, last = int(added.starts[term]), int(added.starts[term + 1])
+            if last > first:
+                documents = np.concatenate((documents, added.documents[first:last]))
+                counts = np.concatenate((counts, added.counts[first:last]))
+                order = np.argsort(documents, kind="stable")
+                documents, counts = documents.take(order), counts.take(order)
+        return documents.astype(np.int32, copy=False), counts.astype(np.int32, copy=False)
 
 
 _NOWHERE = np.zeros(0, dtype=np.int32)
@@ -77,10 +145,11 @@ class TermIndex:
     title_postings: Postings  # documents whose title has the term
     lengths: FloatArray  # tokens per document, title + body, repeats counted
     average_length: float
+    title_terms: npt.NDArray[np.int64]  # distinct tokens per document's title
 
     def document_frequency(self, term: str) -> int:
         row = self.terms.get(term)
-        return 0 if row is None else int(self.postings.starts[row + 1] - self.postings.starts[row])
+        return 0 if row is None else self.postings.length_of(row)
 
     def idf(self, term: str) -> float:
         """`ln(1 + (N − df + 0.5)/(df + 0.5))`."""
@@ -121,6 +190,12 @@ def text_pairs(titles: Sequence[str], bodies: Sequence[str | None] | None) -> Se
     return list(itertools.chain.from_iterable(pairs))
 
 
+def has_bodies(graph: CorpusGraph) -> bool:
+    """Whether any document has a body (the first one's answers at once, mostly)."""
+    bodies = graph.bodies
+    return bool(bodies) and (bodies[0] is not None or bodies.count(None) != len(bodies))
+
+
 def _build_term_index(graph: CorpusGraph) -> TermIndex:
     """Tokenise every title and body in bulk (`many_token_lists`), then group by term in numpy.
 
@@ -128,7 +203,7 @@ def _build_term_index(graph: CorpusGraph) -> TermIndex:
     `2k + 1` its body, so occurrences stay in document order.
     """
     n = graph.n_documents
-    with_bodies = graph.bodies.count(None) != n
+    with_bodies = has_bodies(graph)
     texts = text_pairs(graph.titles, graph.bodies if with_bodies else None)
     found = many_token_lists(texts)
     document = found.text // 2 if with_bodies else found.text
@@ -143,7 +218,8 @@ def _build_term_index(graph: CorpusGraph) -> TermIndex:
     lengths = np.bincount(document, minlength=n).astype(np.float64)
     average = float(lengths.mean()) if n else 0.0
     terms = dict(zip(found.terms, range(len(found.terms)), strict=True))
-    return TermIndex(n, terms, postings, title_postings, lengths, average)
+    title_terms = title_postings.per_document(n)
+    return TermIndex(n, terms, postings, title_postings, lengths, average, title_terms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,12 +288,8 @@ _MOST_QUALIFIER_TOKENS: Final = 3
 
 
 def title_term_counts(graph: CorpusGraph) -> npt.NDArray[np.int64]:
-    """How many distinct tokens each document's title has, from the term index's title postings."""
-    index = term_index(graph)
-    return graph.memo(
-        f"{STRUCTURAL_MEMO_PREFIX}title_terms",
-        lambda: np.bincount(index.title_postings.documents, minlength=graph.n_documents),
-    )
+    """How many distinct tokens each document's title has (the term index keeps the count)."""
+    return term_index(graph).title_terms
 
 
 def named_by_query(graph: CorpusGraph, query: str, view: QueryView) -> npt.NDArray[np.bool_]:

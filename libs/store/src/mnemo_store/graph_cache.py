@@ -94,7 +94,7 @@ def term_index_bytes(index: TermIndex) -> int:
     the text itself), its lengths, and its vocabulary: the dict, each term's string (sized from a
     sample) and its row number."""
     postings = {id(p): p for p in (index.postings, index.title_postings)}.values()
-    arrays = sum(int(array.nbytes) for p in postings for array in (p.starts, p.documents, p.counts))
+    arrays = sum(p.nbytes for p in postings) + int(index.title_terms.nbytes)
     terms = index.terms
     sample = [sys.getsizeof(term) for term in itertools.islice(terms, _TERM_SAMPLE)]
     per_term = sum(sample) / len(sample) + sys.getsizeof(2**20) if sample else 0
