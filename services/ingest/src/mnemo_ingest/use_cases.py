@@ -18,8 +18,10 @@ same store and values) is skipped quietly.
 the inbox (a redelivery does nothing twice), takes the revisions of every corpus reading the
 document's store (or its edges' store), deletes the document (only this tenant's, and only when
 the command's `match` columns agree: an end-client's pinned scope), every edge touching it in each
-corpus's relations store, the parked edges naming it and the navigation outcomes whose path went
-through it, and appends one `store:<name>:delete` audit event naming who asked and what went, never
+corpus's relations store and the parked edges naming it (except in a relations store that a corpus
+with another documents store shares, while that store still holds a document of the id for the
+tenant: the edges are that corpus's too), the navigation outcomes whose path went through it, and
+appends one `store:<name>:delete` audit event naming who asked and what went, never
 the content. A document that is not there (for this tenant and match) is refused, nothing removed.
 
 The use cases reach storage only through the ports of `mnemo_ingest.ports` (Postgres adapters in
@@ -33,7 +35,7 @@ import hashlib
 import json
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -160,7 +162,7 @@ class Ingest:
         prepared: list[_Prepared] = []
         refusals: list[Refusal] = []
         taken: dict[uuid.UUID, str] = {}
-        rows: dict[tuple[str, str], _Prepared] = {}
+        rows: dict[tuple[str, Hashable], _Prepared] = {}
         for command in commands:
             digest = payload_digest(command.store, command.values)
             earlier = taken.get(command.event_id)
@@ -193,7 +195,7 @@ class Ingest:
                 refusals.append(Refusal(command.ref, str(error)))
                 continue
             taken[command.event_id] = digest
-            identity = (use.store.name, json.dumps(row, sort_keys=True, default=str))
+            identity = (use.store.name, _row_identity(row))
             first = rows.get(identity)
             if first is not None:
                 first.repeats.append(command)
@@ -485,6 +487,7 @@ class Forget:
                 f"store {command.store!r} has no column(s) {', '.join(unknown)} to match",
             )
         digest = forget_digest(command.store, command.document_id, command.match)
+        sharers = await self._sharers(command.store, readers)
         async with self._store.tenant(command.tenant) as tx:
             fresh, different = await tx.inbox.claim(self._consumer, {command.event_id: digest})
             if command.event_id in different:
@@ -510,6 +513,8 @@ class Forget:
             edges = pending = outcomes = 0
             relations = {c.relations.name: c for c in corpora.values()}
             for corpus in relations.values():
+                if await self._held_elsewhere(tx, sharers[corpus.relations.name], command):
+                    continue
                 edges += await tx.rows.delete_edges_touching(
                     corpus.relations, corpus.from_column, corpus.to_column, command.document_id
                 )
@@ -526,6 +531,34 @@ class Forget:
             )
             await tx.outbox.append([self._audit(command, forgotten)])
         return forgotten
+
+    async def _sharers(
+        self, documents: str, readers: Sequence[StoreCorpus]
+    ) -> dict[str, list[StoreCorpus]]:
+        """Relations store of each reader → the corpora that read it with another documents
+        store: an edge there touching the forgotten id is theirs too while they hold that id."""
+        sharers: dict[str, list[StoreCorpus]] = {}
+        for corpus in readers:
+            use = await self._directory.store(corpus.relations.name)
+            sharers[corpus.relations.name] = [
+                other
+                for other, role in (use.corpora if use else ())
+                if role == "relations" and other.documents.name != documents
+            ]
+        return sharers
+
+    @staticmethod
+    async def _held_elsewhere(
+        tx: IngestTransaction, sharers: Sequence[StoreCorpus], command: ForgetCommand
+    ) -> bool:
+        """Whether a corpus sharing the relations store still holds a document of the forgotten
+        id for this tenant (whatever its scope: the edge may be another end-client's)."""
+        for other in sharers:
+            if await tx.rows.existing_documents(
+                other.documents, other.id_column, [command.document_id], []
+            ):
+                return True
+        return False
 
     def _audit(self, command: ForgetCommand, forgotten: Forgotten) -> OutboxEvent:
         envelope = new_envelope(
@@ -616,6 +649,18 @@ def _document_ids(items: Iterable[_Prepared]) -> dict[str, list[str]]:
         if corpus is not None:
             ids[corpus.name].append(key_text(item.row[corpus.id_column]))
     return ids
+
+
+def _row_identity(row: Mapping[str, Any]) -> Hashable:
+    """What makes two coerced rows of one store the same row: their columns, each value's type and
+    value (so JSON `1` and `true` differ), as a tuple; canonical JSON when a value is a JSON
+    object or array (unhashable)."""
+    identity = tuple((name, type(value), value) for name, value in row.items())
+    try:
+        hash(identity)
+    except TypeError:
+        return json.dumps(row, sort_keys=True, default=str)
+    return identity
 
 
 def payload_digest(store: str, values: Mapping[str, Any]) -> str:
