@@ -132,8 +132,14 @@ corpus BenchMemory_{s} from axonstore {{
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of process `pid` so far (Linux)."""
+    return sum(cpu_split(pid))
+
+
+def cpu_split(pid: int) -> tuple[float, float]:
+    """User and system CPU time of process `pid` so far (Linux)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 async def database_cpu(owner: asyncpg.Connection, app_name: str) -> dict[int, float]:
@@ -348,6 +354,7 @@ async def run_service(
     try:
         await ready(process, ingest.port, log, "ingest")
         cpu_at_ready = cpu_seconds(process.pid)
+        system_at_ready = cpu_split(process.pid)[1]
         database_at_ready = await database_cpu(setup.owner, app_name)
         producer = AIOKafkaProducer(bootstrap_servers=BOOTSTRAP, linger_ms=5, acks="all")
         await producer.start()
@@ -378,6 +385,8 @@ async def run_service(
             await asyncio.sleep(0.05)
         assert committed is not None  # published is only set once committed is
         cpu = cpu_seconds(process.pid) - cpu_at_ready
+        system = cpu_split(process.pid)[1] - system_at_ready
+        batches = await consumer_batches(ingest.port, topic)
         database = await database_cpu(setup.owner, app_name)
         database_seconds = sum(database.values()) - sum(
             seconds for pid, seconds in database_at_ready.items() if pid in database
@@ -394,7 +403,9 @@ async def run_service(
         "published_seconds": published,
         "committed_rows_per_second": rows / committed,
         "service_cpu_seconds": cpu,
+        "service_system_cpu_seconds": system,
         "rows_per_service_cpu_second": rows / cpu,
+        **batches,
         "database_cpu_seconds": database_seconds,
         "rows_per_database_cpu_second": rows / database_seconds,
         # From CPU time alone, on two idle cores: one service process (one core at most, an
@@ -645,7 +656,7 @@ def print_sampling(runs: list[dict[str, Any]]) -> None:
     print(
         f"{'tracing':<28}{'rows':>8}{'service CPU s':>15}{'rows/CPU s':>12}"
         f"{'vs ' + runs[0]['label'].split()[0]:>14}"
-        f"{'committed rows/s':>18}"
+        f"{'committed rows/s':>18}{'system CPU':>12}{'rows/batch':>12}{'ms/batch':>10}"
     )
     for run in runs:
         print(
@@ -653,6 +664,8 @@ def print_sampling(runs: list[dict[str, Any]]) -> None:
             f"{run['rows_per_service_cpu_second']:>12.0f}"
             f"{run['rows_per_cpu_second_vs_default']:>13.2f}x"
             f"{run['committed_rows_per_second']:>18.0f}"
+            f"{run['service_system_cpu_seconds'] / run['service_cpu_seconds']:>12.0%}"
+            f"{run['ingest_records_per_batch'] or 0:>12.0f}{run['ingest_batch_ms'] or 0:>10.1f}"
         )
 
 

@@ -407,3 +407,15 @@ async def test_the_edge_store_of_one_corpus_writes_only_with_that_corpus_documen
     assert await world.persist(command("NoteLinks", edge("a", "b"))) == []
     assert world.rows("NoteLinks") == []
     assert world.pending()[0].missing == ("a", "b")
+
+
+def test_row_identity_tells_rows_apart_by_column_type_and_value() -> None:
+    from mnemo_ingest.use_cases import _row_identity
+
+    assert _row_identity({"id": "a", "v": 1}) == _row_identity({"id": "a", "v": 1})
+    assert _row_identity({"id": "a", "v": 1}) != _row_identity({"id": "a", "v": True})
+    assert _row_identity({"id": "a", "v": 1}) != _row_identity({"id": "a", "v": 1.0})
+    assert _row_identity({"id": "a", "v": 1}) != _row_identity({"id": "a", "w": 1})
+    # A JSON object or array value: canonical JSON, key order aside.
+    assert _row_identity({"v": {"x": 1, "y": [2]}}) == _row_identity({"v": {"y": [2], "x": 1}})
+    assert _row_identity({"v": {"x": 1}}) != _row_identity({"v": {"x": 2}})
