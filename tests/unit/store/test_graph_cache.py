@@ -14,6 +14,7 @@ import uuid
 import pytest
 from mnemo_mdn import DEFAULT_PARAMS, Memory, navigate
 from mnemo_mdn.graph import CorpusGraph
+from mnemo_store import graph_cache
 from mnemo_store.graph_cache import CacheKey, GraphCache, graph_bytes
 
 KEY: CacheKey = (uuid.UUID(int=1), "Corpus", "scope")
@@ -280,3 +281,14 @@ def test_memory_is_handed_back_once_an_eighth_of_the_bound_has_been_evicted() ->
     assert cache.release_due()
     cache.release_memory()
     assert not cache.release_due()
+
+
+def test_the_whole_graphs_string_sizes_read_in_bulk_equal_the_per_document_sum() -> None:
+    graph = CorpusGraph.from_arrays(
+        ["a", "b", "c\u00e9", "d\u65e5"],
+        ["t", "t\u00e9 long title", "", "x"],
+        bodies=[None, "body", "b\U0001f600dy", None],
+    )
+    assert graph_cache._all_strings_bytes(graph) == graph_cache._strings_bytes(
+        graph, range(graph.n_documents)
+    )

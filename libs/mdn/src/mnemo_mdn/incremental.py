@@ -13,7 +13,8 @@ given a `GraphChange` (where each old document went, and which documents are new
   document holds any more stays with empty postings (a rebuild leaves it out: both answer
   document frequency 0).
 - a warm start for EPR: each EPR the predecessor computed becomes the starting vector of the same
-  computation on the successor (`signed_pagerank.epr` reads it). It stops at a tenth of `tol`, so
+  computation on the successor (`signed_pagerank.epr` reads it; moved to the successor's positions
+  only when read, when there are update states that will most likely make it unneeded). It stops at a tenth of `tol`, so
   at the default parameters the result is within 1e-9 of a cold run (`_power_iteration` gives the
   bound), in fewer passes.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from functools import partial
 from typing import Final
 
 import numpy as np
@@ -84,12 +86,21 @@ def carry_over(previous: CorpusGraph, graph: CorpusGraph, change: GraphChange) -
     small = len(np.unique(change.changed)) <= _MAX_CHANGED_SHARE * graph.n_documents
     for key, value in previous.memo_items():
         if key.startswith(EPR_MEMO_PREFIX) and isinstance(value, EprResult):
-            start = _moved_start(value, change.moved, kept, graph.n_documents)
+            moved_start = partial(_moved_start, value, change.moved, kept, graph.n_documents)
+            states = (
+                _moved_states(previous.memoised(STATE_PREFIX + key), change.moved, graph)
+                if small
+                else None
+            )
+            if states is not None:
+                # The update will most likely settle: the warm start is moved only if it gives up.
+                graph.memo(UPDATE_PREFIX + key, lambda states=states: states)  # type: ignore[misc]
+                graph.memo(WARM_START_PREFIX + key, lambda lazy=moved_start: lazy)  # type: ignore[misc]
+                continue
+            start = moved_start()
             graph.memo(WARM_START_PREFIX + key, lambda start=start: start)  # type: ignore[misc]
             if small:
-                states = _moved_states(previous.memoised(STATE_PREFIX + key), change.moved, graph)
-                update = start if states is None else states
-                graph.memo(UPDATE_PREFIX + key, lambda update=update: update)  # type: ignore[misc]
+                graph.memo(UPDATE_PREFIX + key, lambda start=start: start)  # type: ignore[misc]
     return graph
 
 

@@ -39,7 +39,8 @@ _ENTRY_COST: Final = 3.0
 # Rows a pass handles at a time: its vectors' slices (several arrays of 512 KB) stay in cache.
 _ROWS_PER_STEP: Final = 65_536
 #: Memo keys of EPR results start with this; a starting vector for one is memoised under
-#: `WARM_START_PREFIX` + its key (`incremental.carry_over` puts it there).
+#: `WARM_START_PREFIX` + its key, or a callable that makes it (`incremental.carry_over` puts it
+#: there).
 EPR_MEMO_PREFIX: Final = "epr:"
 WARM_START_PREFIX: Final = "warm-start:"
 #: Under `STATE_PREFIX` + an EPR's key, a graph keeps the `States` an update of its EPR left (the
@@ -137,7 +138,10 @@ def _updated(graph: CorpusGraph, params: MdnParams, key: str) -> EprResult | Non
 
 
 def _warm_start(graph: CorpusGraph, key: str) -> Start | None:
+    """The warm start carried for `key`: the vectors, or what moves them there when called."""
     start = graph.memoised(WARM_START_PREFIX + key)
+    if callable(start):
+        start = start()
     if not isinstance(start, tuple) or len(start) != 2:
         return None
     plus, minus = start
