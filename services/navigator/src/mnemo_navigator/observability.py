@@ -78,6 +78,14 @@ async def observe_graph(graph: CorpusGraph) -> None:
         await asyncio.to_thread(_timed_epr, graph)
 
 
+def compute_epr(graph: CorpusGraph) -> None:
+    """The graph's EPR computed and timed now, in the calling thread (`observe_graph` then
+    finds it done): for a caller that overlaps it with other work on a new graph."""
+    marker = object()
+    if graph.memo(_EPR_TIMED, lambda: marker) is marker:
+        _timed_epr(graph)
+
+
 def _timed_epr(graph: CorpusGraph) -> None:
     started = time.perf_counter()
     epr(graph, DEFAULT_PARAMS)  # memoised on the graph: the navigation reuses it
