@@ -1,6 +1,6 @@
 """One contract for the declared corpora's port (`mnemo_navigator.corpus_forms.DeclaredCorpora`),
 run over the Postgres adapter (as the navigator's role, under row-level security) and the
-in-memory one the use-case tests use: documents by corpus version, the memory overlay per tenant
+in-memory one the use-case tests use: documents by corpus version, ranked by a query, the memory overlay per tenant
 and scope with its clamped relative steps, outcomes in sequence, nothing kept from a failed unit
 of work."""
 
@@ -68,6 +68,19 @@ async def test_the_documents_of_the_version_asked_are_read_in_id_order(subject: 
     assert [d.doc_id for d in documents] == ["a", "b"]
     assert documents[0] == CorpusDocument("a", "A", "one", "cat", ("t",), "u:a")
     assert await subject.port.documents(subject.corpus, "old") == []
+
+
+async def test_ranked_answers_the_matching_documents_of_the_version_or_none_without_any(
+    subject: Subject,
+) -> None:
+    found = await subject.port.ranked(subject.corpus, "v1", "two", 5)
+    assert found is not None
+    [(document, similarity)] = found
+    assert document == DOCUMENTS[0]
+    assert 0 < similarity < 1
+    assert await subject.port.ranked(subject.corpus, "v1", "nothing here", 5) == []
+    assert await subject.port.ranked(subject.corpus, "v1", "", 5) == []
+    assert await subject.port.ranked(subject.corpus, "old", "gone", 5) is None
 
 
 async def test_each_reinforcement_is_one_clamped_step_from_the_declared_weight(

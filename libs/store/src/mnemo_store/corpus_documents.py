@@ -3,7 +3,10 @@
 - `mnemo.corpus_documents` holds the documents an inline or declared-graph corpus lists, written by
   `mnemo apply` (the owner) with the registry version of the corpus they belong to. They are
   deployment-wide, like the registry row: every tenant that may read the corpus reads the same
-  documents, and nothing of a tenant is stored with them.
+  documents, and nothing of a tenant is stored with them. Its stored tsvector `fulltext` (migration
+  0018) is generated from title and content as a documents store's is from title and body, so
+  `rank_corpus_documents` ranks a declared corpus exactly as `retrieval.retrieve_sql` ranks a
+  store corpus holding the same texts.
 - `mnemo.declared_edge_weights` is the memory of an adaptive declared graph: per tenant (row-level
   security), corpus, scope and edge, the weight after that scope's reinforcements. An edge without
   a row has its declared weight. A reinforcement is one statement, a relative update clamped to
@@ -19,7 +22,9 @@ from typing import Final
 
 import asyncpg
 
+from mnemo_store.ddl import FULLTEXT_CONFIG
 from mnemo_store.errors import StoreError
+from mnemo_store.retrieval import text_query
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +73,16 @@ _INSERT: Final = (
 _READ: Final = (
     "SELECT doc_id, title, content, category, tags, source_uri FROM mnemo.corpus_documents"
     ' WHERE corpus_id = $1 AND version = $2 ORDER BY doc_id COLLATE "C"'
+)
+_RANKED: Final = (
+    "SELECT doc_id, title, content, category, tags, source_uri,"
+    " ts_rank_cd(fulltext, q, 32) AS similarity"
+    f" FROM mnemo.corpus_documents, to_tsquery('{FULLTEXT_CONFIG}'::regconfig, $3) AS q"
+    " WHERE corpus_id = $1 AND version = $2 AND fulltext @@ q"
+    ' ORDER BY similarity DESC, doc_id COLLATE "C" LIMIT $4'
+)
+_STORED: Final = (
+    "SELECT EXISTS (SELECT FROM mnemo.corpus_documents WHERE corpus_id = $1 AND version = $2)"
 )
 _OVERLAY: Final = (
     "SELECT source, target, etype, weight FROM mnemo.declared_edge_weights"
@@ -128,6 +143,36 @@ async def read_corpus_documents(
     return [
         CorpusDocument(
             r["doc_id"], r["title"], r["content"], r["category"], tuple(r["tags"]), r["source_uri"]
+        )
+        for r in rows
+    ]
+
+
+async def rank_corpus_documents(
+    connection: asyncpg.Connection | asyncpg.Pool,
+    corpus_id: str,
+    version: str,
+    query: str,
+    k: int,
+) -> list[tuple[CorpusDocument, float]] | None:
+    """The `k` documents of the corpus at `version` ranked highest for `query`, with their
+    similarity: Postgres full text, the tsquery and `ts_rank_cd(…, 32)` of a store corpus
+    (`retrieval`), ties by id. None when no document is stored for the version."""
+    text = text_query(query)
+    rows = await connection.fetch(_RANKED, corpus_id, version, text, k) if text and k > 0 else []
+    if not rows:
+        return [] if await connection.fetchval(_STORED, corpus_id, version) else None
+    return [
+        (
+            CorpusDocument(
+                r["doc_id"],
+                r["title"],
+                r["content"],
+                r["category"],
+                tuple(r["tags"]),
+                r["source_uri"],
+            ),
+            float(r["similarity"]),
         )
         for r in rows
     ]

@@ -5,13 +5,14 @@ request to the form that serves it:
 
 - (d) `store_graph`, the living graph: the store navigator (`mnemo_navigator.use_cases`), as before;
 - (a) `inline`, a flat collection: `retrieve` and the search gateway rank its stored documents
-  (`mnemo_store.corpus_documents`, written by `mnemo apply` with the corpus version); `navigate`
-  is refused, it has no relations;
+  (`mnemo_store.corpus_documents`, written by `mnemo apply` with the corpus version) by Postgres
+  full text, as a store corpus ranks the same texts; `navigate` is refused, it has no relations;
 - (c) `graph`, a declared graph: its stored documents and declared relations navigated like (d); an
   adaptive one keeps its memory per tenant and scope in Postgres as an overlay on the declared
   weights (`mnemo.declared_edge_weights`, under row-level security), so one tenant's learning never
   changes another's graph; `retrieve` and the gateway rank its documents like (a);
-- (b) `mcp`, a collection on a foreign MCP server: `mnemo_navigator.mcp_corpora`.
+- (b) `mcp`, a collection on a foreign MCP server: `mnemo_navigator.mcp_corpora`, ranked in
+  Python by `rank` (its texts are not in Postgres).
 
 Every form checks the caller and the corpus's status the same way, emits the one
 `corpus:<name>:query` audit row per request (query, k_returned, latency, top_similarity), is paged
@@ -60,6 +61,7 @@ from mnemo_store.corpus_documents import (
     WeightUpdate,
     edge_overlay,
     lock_scope_memory,
+    rank_corpus_documents,
     read_corpus_documents,
     reinforce_declared,
 )
@@ -155,6 +157,13 @@ class DeclaredCorpora(Protocol):
 
     async def documents(self, corpus_id: str, version: str) -> list[CorpusDocument]: ...
 
+    async def ranked(
+        self, corpus_id: str, version: str, query: str, k: int
+    ) -> list[tuple[CorpusDocument, float]] | None:
+        """The `k` documents of the corpus at `version` ranked highest for `query`, with their
+        similarity, as a store corpus ranks the same texts; None when none is stored."""
+        ...
+
     def tenant(self, tenant_id: uuid.UUID) -> AbstractAsyncContextManager[DeclaredWork]: ...
 
     async def store_tags(
@@ -246,6 +255,11 @@ class PostgresDeclaredCorpora:
 
     async def documents(self, corpus_id: str, version: str) -> list[CorpusDocument]:
         return await read_corpus_documents(self._pool, corpus_id, version)
+
+    async def ranked(
+        self, corpus_id: str, version: str, query: str, k: int
+    ) -> list[tuple[CorpusDocument, float]] | None:
+        return await rank_corpus_documents(self._pool, corpus_id, version, query, k)
 
     @asynccontextmanager
     async def tenant(self, tenant_id: uuid.UUID) -> AsyncIterator[PostgresDeclaredWork]:
@@ -422,10 +436,7 @@ class FormsNavigator:
         """The documents `mnemo apply` stored for the corpus's current version."""
         documents = await self._declared.documents(entry.corpus_id, entry.version)
         if not documents:
-            raise CorpusNotServedError(
-                f"corpus {entry.corpus_id!r} has no documents stored for its version "
-                f"{entry.version}: apply its declarations again with `mnemo apply --documents DIR`"
-            )
+            raise _not_stored(entry)
         return documents
 
     async def _navigate_declared(
@@ -585,12 +596,17 @@ class FormsNavigator:
         checked_query(request.query, "goal" if operation == "search" else "query")
         self._no_filter(entry.corpus_id, request.where, request.params)
         if entry.kind in DECLARED_KINDS:
-            documents = await self._stored(entry)
-            ranked = rank(request.query, _ranked(entry.corpus_id, documents), request.k)
-            revision = None
+            scored = await self._declared.ranked(
+                entry.corpus_id, entry.version, request.query, request.k
+            )
+            if scored is None:
+                raise _not_stored(entry)
+            listed = _ranked(entry.corpus_id, [document for document, _ in scored])
+            ranked = [
+                _with(r, similarity) for r, (_, similarity) in zip(listed, scored, strict=True)
+            ]
         elif entry.kind == "mcp" and self._mcp is not None:
-            found, _ = await self._mcp.retrieve(entry, request.query, request.k)
-            ranked, revision = found, None
+            ranked, _ = await self._mcp.retrieve(entry, request.query, request.k)
         else:
             raise _not_served(entry)
         async with self._declared.tenant(caller.principal.tenant) as work:
@@ -604,7 +620,7 @@ class FormsNavigator:
                     (time.perf_counter() - started) * 1000,
                     max((r.similarity for r in ranked), default=None),
                     client_scope(caller),
-                    revision,
+                    None,
                 )
             )
         return retrieve_result(entry.corpus_id, ranked)
@@ -658,6 +674,13 @@ class FormsNavigator:
                 f"where: corpus {corpus_id!r} is a declared corpus with no columns to filter; "
                 "send the request without where and params"
             )
+
+
+def _not_stored(entry: CorpusEntry) -> CorpusNotServedError:
+    return CorpusNotServedError(
+        f"corpus {entry.corpus_id!r} has no documents stored for its version "
+        f"{entry.version}: apply its declarations again with `mnemo apply --documents DIR`"
+    )
 
 
 def _not_served(entry: CorpusEntry) -> CorpusNotServedError:

@@ -61,6 +61,7 @@ from mnemo_store.reinforcement import MAX_WEIGHT, MIN_WEIGHT, batch
 from mnemo_store.retrieval import MAX_QUERY_TERMS, FoundDocument
 from mnemo_store.scope import compile_scope
 
+from mnemo_navigator.corpus_forms import RankedText, rank
 from mnemo_navigator.ports import CorpusEntry
 
 Row = dict[str, object]
@@ -719,6 +720,18 @@ class InMemoryDeclaredCorpora:
 
     async def documents(self, corpus_id: str, version: str) -> list[CorpusDocument]:
         return sorted(self._documents.get((corpus_id, version), []), key=lambda d: d.doc_id)
+
+    async def ranked(
+        self, corpus_id: str, version: str, query: str, k: int
+    ) -> list[tuple[CorpusDocument, float]] | None:
+        """Ranked by `corpus_forms.rank` (not Postgres's `ts_rank_cd`; the order rule, best
+        first then id, is the same)."""
+        stored = await self.documents(corpus_id, version)
+        if not stored:
+            return None
+        by_id = {d.doc_id: d for d in stored}
+        texts = [RankedText(d.doc_id, d.title, d.content, 0.0, "") for d in stored]
+        return [(by_id[r.id], r.similarity) for r in rank(query, texts, k)]
 
     def tag(self, tenant_id: uuid.UUID, corpus: str, doc_id: str, tags: Sequence[str]) -> None:
         """Give the tenant's document `doc_id` of the store corpus `corpus` its tags."""
