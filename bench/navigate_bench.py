@@ -62,7 +62,7 @@ from mnemo_store.applier import apply_deployment
 from mnemo_store.ddl import FULLTEXT_CONFIG, fulltext_expression
 from mnemo_store.identifiers import TENANT_COLUMN, quote, store_table
 from mnemo_store.retrieval import retrieve_sql, text_query
-from mnemo_store.scope import Scope, render_scope
+from mnemo_store.scope import Scope, compile_scope, positional
 
 ROOT = Path(__file__).resolve().parents[1]
 MCP_RESULTS = Path(__file__).resolve().parent / "results" / "navigate_bench_mcp.json"
@@ -292,15 +292,16 @@ async def retrieval(
         http.append(time.perf_counter() - started)
         if response.status_code != 200 or not response.json()["items"]:
             raise RuntimeError(f"retrieve answered {response.status_code}: {response.text[:300]}")
-    rendered = render_scope(Scope(), corpus, 3)
-    column_sql, expression_sql = retrieve_sql(corpus, rendered), expression_retrieve_sql(corpus)
+    whole = compile_scope(Scope(), corpus)
+    column_sql, _ = positional(retrieve_sql(corpus, whole), whole, query="", k=0)
+    expression_sql = expression_retrieve_sql(corpus)
     column, expression = [], []
     async with reader.transaction(readonly=True):
         await reader.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
         for query in queries:
             text = text_query(query)
             started = time.perf_counter()
-            new = await reader.fetch(column_sql, text, 5, *rendered.params)
+            new = await reader.fetch(column_sql, text, 5)
             column.append(time.perf_counter() - started)
             started = time.perf_counter()
             old = await reader.fetch(expression_sql, text, 5)
@@ -309,7 +310,7 @@ async def retrieval(
                 raise RuntimeError(f"the two retrieve statements disagree on {query!r}")
         plan = json.loads(
             await reader.fetchval(
-                f"EXPLAIN (FORMAT JSON) {column_sql}", text_query(queries[0]), 5, *rendered.params
+                f"EXPLAIN (FORMAT JSON) {column_sql}", text_query(queries[0]), 5
             )
         )
         leakproof = await reader.fetchval(

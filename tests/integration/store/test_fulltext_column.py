@@ -18,7 +18,7 @@ from mnemo_store.applier import apply_deployment
 from mnemo_store.ddl import fulltext_column
 from mnemo_store.identifiers import object_name, quote, store_table
 from mnemo_store.retrieval import retrieve_sql, text_query
-from mnemo_store.scope import render_scope
+from mnemo_store.scope import compile_scope, positional
 
 NAVIGATOR = "postgresql://mnemo_navigator:mnemo_navigator@127.0.0.1:25432/mnemo"
 
@@ -77,20 +77,16 @@ async def test_the_retrieve_plan_tests_the_stored_vector_never_to_tsvector_per_r
     tenant = await new_tenant()
     await seed(store, declared, tenant, [f"word{k} common" for k in range(50)])
     column = fulltext_column(declared.corpus.title_column, declared.corpus.body_column)
-    rendered = render_scope(Scope(), declared.corpus, 3)
+    whole = compile_scope(Scope(), declared.corpus)
+    sql, params = positional(
+        retrieve_sql(declared.corpus, whole), whole, query=text_query("word7"), k=5
+    )
     reader = await asyncpg.connect(os.environ.get("MNEMO_NAVIGATOR_DATABASE_URL", NAVIGATOR))
     try:
         async with reader.transaction(readonly=True):
             await reader.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
             await reader.execute("SET LOCAL enable_seqscan = off")  # as at 100k rows
-            plan = json.loads(
-                await reader.fetchval(
-                    f"EXPLAIN (FORMAT JSON) {retrieve_sql(declared.corpus, rendered)}",
-                    text_query("word7"),
-                    5,
-                    *rendered.params,
-                )
-            )
+            plan = json.loads(await reader.fetchval(f"EXPLAIN (FORMAT JSON) {sql}", *params))
             leakproof = await reader.fetchval(
                 "SELECT proleakproof FROM pg_proc"
                 " WHERE oid = 'ts_match_vq(tsvector,tsquery)'::regprocedure"

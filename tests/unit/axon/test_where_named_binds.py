@@ -62,3 +62,61 @@ def test_no_parameter_value_reaches_the_named_sql_or_its_numbering(value: str) -
     assembled = number_binds([compiled.sql], {"where_0": compiled.params[0]}, 1)
     assert assembled.texts == ('"name" = $1::text',)
     assert assembled.params == compiled.params
+
+
+def test_leading_names_take_the_first_numbers_in_the_order_given_then_first_appearance() -> None:
+    assembled = number_binds(
+        ["SELECT $(s) WHERE a = $(k) AND b = $(x) AND c = $(k) LIMIT $(n)"],
+        {"x": "scope", "k": "key", "n": 5, "s": "select"},
+        leading=["n", "k"],
+    )
+    assert assembled.texts == ("SELECT $3 WHERE a = $2 AND b = $4 AND c = $2 LIMIT $1",)
+    assert assembled.params == (5, "key", "select", "scope")
+
+
+def test_a_leading_name_the_sql_does_not_use_is_refused() -> None:
+    with pytest.raises(RenderArgumentError, match=r"does not use: \['n'\]"):
+        number_binds(["a = $(k)"], {"k": 1, "n": 2}, leading=["n", "k"])
+    with pytest.raises(RenderArgumentError, match=r"bind \$\(m\) has no value"):
+        number_binds(["a = $(k)"], {"k": 1}, leading=["m"])
+    with pytest.raises(RenderArgumentError, match="listed twice"):
+        number_binds(["a = $(k)"], {"k": 1}, leading=["k", "k"])
+
+
+@pytest.mark.parametrize(
+    ("sql", "numbered"),
+    [
+        ("a = '$(x)' AND b = $(x)", "a = '$(x)' AND b = $1"),
+        ("a = 'it''s $(x)' || $(x)", "a = 'it''s $(x)' || $1"),
+        ('"$(x)" = $(x)', '"$(x)" = $1'),
+        ('"a""$(x)" = $(x)', '"a""$(x)" = $1'),
+        ("a = E'\\'$(x)' AND $(x)", "a = E'\\'$(x)' AND $1"),
+        ("a LIKE $(x) ESCAPE '\\'", "a LIKE $1 ESCAPE '\\'"),
+        ("$$ $(x) $$ || $tag$ '$(x) $tag$ || $(x)", "$$ $(x) $$ || $tag$ '$(x) $tag$ || $1"),
+        ("$(x) -- $(x) is a comment\n", "$1 -- $(x) is a comment\n"),
+        ("/* $(x) */ $(x)", "/* $(x) */ $1"),
+        ("$(x)::text::xid8 = a::int8", "$1::text::xid8 = a::int8"),
+        ("$(x)::text[]::uuid[]", "$1::text[]::uuid[]"),
+    ],
+)
+def test_names_inside_literals_quoted_identifiers_or_comments_are_text_and_casts_are_not_binds(
+    sql: str, numbered: str
+) -> None:
+    assert number_binds([sql], {"x": 1}).texts == (numbered,)
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("a = $1 AND b = $(x)", r"positional \$1"),
+        ("a = 'open $(x)", "unterminated quoted text"),
+        ('"open $(x)', "unterminated quoted text"),
+        ("$$ open $(x)", "unterminated dollar quote or comment"),
+        ("/* open $(x)", "unterminated dollar quote or comment"),
+        ("a = $(x) AND b = $(not a name)", "is not a named bind"),
+        ("a = $(x) AND b = $(1x)", "is not a named bind"),
+    ],
+)
+def test_sql_that_cannot_be_numbered_unambiguously_is_refused(sql: str, message: str) -> None:
+    with pytest.raises(RenderArgumentError, match=message):
+        number_binds([sql], {"x": 1})

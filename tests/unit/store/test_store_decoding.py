@@ -21,8 +21,8 @@ from mnemo_store.loading import (
     edges_from_columns,
     load_queries,
 )
-from mnemo_store.reinforcement import SCOPE_FIRST_PARAM, batch, reinforcement_sql
-from mnemo_store.scope import Scope, render_scope
+from mnemo_store.reinforcement import batch, reinforcement_sql
+from mnemo_store.scope import Scope, compile_scope, positional
 from mnemo_store.text_copy import text_columns
 
 
@@ -263,7 +263,7 @@ def test_documents_keep_null_bodies_and_count_documents_without_an_id() -> None:
 
 
 def test_the_load_queries_apply_one_scope_to_both_stores_and_order_documents_by_id() -> None:
-    scope = render_scope(Scope("sub = '${s}'", {"s": str(uuid.uuid4())}), CORPUS)
+    scope = compile_scope(Scope("sub = '${s}'", {"s": str(uuid.uuid4())}), CORPUS)
     queries = load_queries(CORPUS, scope, LoadLimits(max_documents=10, max_edges=20))
     assert queries.key is KeyKind.UUID
     # Uuid keys are put in order by the decoder; Postgres orders them only past a limit.
@@ -274,6 +274,7 @@ def test_the_load_queries_apply_one_scope_to_both_stores_and_order_documents_by_
     assert 'coalesce(e."a"' not in queries.edges  # declared NOT NULL: no NULL handling
     assert "coalesce(e.\"w\"::float8, 'NaN'::float8)" in queries.edges  # nullable weight
     assert len(queries.params) == 1
+    assert queries.edge_params == queries.params
 
 
 def test_a_reinforcement_batch_sums_duplicates_sorts_keys_and_drops_zero_moves() -> None:
@@ -291,8 +292,18 @@ def test_a_reinforcement_batch_sums_duplicates_sorts_keys_and_drops_zero_moves()
 
 
 def test_the_reinforcement_statement_clamps_locks_in_key_order_and_carries_the_scope() -> None:
-    scope = render_scope(Scope("sub = '${s}'", {"s": str(uuid.uuid4())}), CORPUS, SCOPE_FIRST_PARAM)
-    sql = reinforcement_sql(CORPUS, scope)
+    scope = compile_scope(Scope("sub = '${s}'", {"s": str(uuid.uuid4())}), CORPUS)
+    rows = batch([EdgeDelta("a", "b", "cite", 0.5)])
+    sql, params = positional(
+        reinforcement_sql(CORPUS, scope),
+        scope,
+        sources=rows.sources,
+        targets=rows.targets,
+        etypes=rows.etypes,
+        deltas=rows.deltas,
+    )
+    assert params[:4] == (["a"], ["b"], ["cite"], [0.5])
+    assert params[4:] == tuple(scope.binds.values())
     assert 'LEAST(GREATEST(e."w" + d.axon_delta, 0.001), 1.0)' in sql
     assert 'ORDER BY l."a", l."b", l."t", l."axon_row_id" FOR UPDATE OF l' in sql
     assert sql.count('"sub" = $5::uuid') == 2  # the lock and the update see the same scope

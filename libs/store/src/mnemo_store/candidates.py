@@ -39,10 +39,11 @@ class CandidateDocument:
 def neighbourhood_sql(corpus: StoreCorpus, scope_sql: str) -> str:
     """The classifier's one read per new document: key frequencies and candidates together.
 
-    `$1` keys whose frequency is wanted (text[]), `$2` names among them (text[]), `$3` the most
-    holders a name may have and still be evidence, `$4` phrases whose holders are always
-    candidates (text[]), `$5` title keys (text[]), `$6` the new document's id, `$7` limit; the
-    scope from `$8`. Rows: `('key', key, NULL, NULL, count)` for each key, then
+    Named binds (`mnemo_store.scope.positional`): `$(keys)` keys whose frequency is wanted
+    (text[]), `$(names)` names among them (text[]), `$(max_holders)` the most holders a name may
+    have and still be evidence, `$(cited)` phrases whose holders are always candidates (text[]),
+    `$(titles)` title keys (text[]), `$(document_id)` the new document's id, `$(limit)`; and the
+    scope's, in `scope_sql`. Rows: `('key', key, NULL, NULL, count)` for each key, then
     `('doc', id, title, body, NULL)` for each candidate, in id order (byte order).
 
     The title lookup is an index lookup of the stored keys (`mnemo_store.title_keys`). The phrase
@@ -65,9 +66,9 @@ def neighbourhood_sql(corpus: StoreCorpus, scope_sql: str) -> str:
     config = f"'{FULLTEXT_CONFIG}'::regconfig"
     return (
         "WITH keys AS MATERIALIZED (SELECT k.key AS axon_key,"
-        f" phraseto_tsquery({config}, k.key) AS axon_query FROM unnest($1::text[]) AS k(key)),"
+        f" phraseto_tsquery({config}, k.key) AS axon_query FROM unnest($(keys)::text[]) AS k(key)),"
         f" cited AS MATERIALIZED (SELECT phraseto_tsquery({config}, c.phrase) AS axon_query"
-        " FROM unnest($4::text[]) AS c(phrase)),"
+        " FROM unnest($(cited)::text[]) AS c(phrase)),"
         # NULL (no row matches) when no phrase has a lexeme.
         " any_phrase AS (SELECT string_agg('(' || p.axon_query::text || ')', ' | ')::tsquery"
         " AS axon_query FROM (SELECT axon_query FROM keys UNION ALL SELECT axon_query FROM cited)"
@@ -77,20 +78,21 @@ def neighbourhood_sql(corpus: StoreCorpus, scope_sql: str) -> str:
         " counted AS MATERIALIZED (SELECT axon_key, axon_query, (SELECT count(*) FROM hits"
         " WHERE hits.axon_vector @@ keys.axon_query) AS axon_count FROM keys),"
         " wanted AS (SELECT axon_query FROM counted"
-        " WHERE axon_key = ANY($2::text[]) AND axon_count <= $3"
+        " WHERE axon_key = ANY($(names)::text[]) AND axon_count <= $(max_holders)"
         " UNION ALL SELECT axon_query FROM cited),"
         # Rows whose keys are stored are found by the index; the others (NULL keys) by the same
         # index, their keys computed here.
         f" titled AS (SELECT {row} FROM {table} WHERE {in_scope}"
-        f" AND ({title_key} = ANY($5::text[]) OR {alias_key} = ANY($5::text[]))"
+        f" AND ({title_key} = ANY($(titles)::text[]) OR {alias_key} = ANY($(titles)::text[]))"
         f" UNION ALL SELECT {row} FROM {table} WHERE {in_scope}"
         f" AND ({title_key} IS NULL OR {alias_key} IS NULL)"
-        f" AND ({title_key_sql(title)} = ANY($5::text[]) OR {alias_key_sql(title)} = ANY($5::text[])))"
+        f" AND ({title_key_sql(title)} = ANY($(titles)::text[])"
+        f" OR {alias_key_sql(title)} = ANY($(titles)::text[])))"
         " SELECT 'key' AS axon_kind, axon_key AS axon_id, NULL::text AS axon_title,"
         " NULL::text AS axon_body, axon_count FROM counted"
         " UNION ALL (SELECT 'doc', axon_id, axon_title, axon_body, NULL FROM ("
         "SELECT axon_row, axon_id, axon_title, axon_body FROM titled"
         " UNION SELECT axon_row, axon_id, axon_title, axon_body FROM hits"
         " WHERE EXISTS (SELECT 1 FROM wanted WHERE hits.axon_vector @@ wanted.axon_query)"
-        ') AS found WHERE axon_id <> $6 ORDER BY axon_id COLLATE "C" LIMIT $7)'
+        ') AS found WHERE axon_id <> $(document_id) ORDER BY axon_id COLLATE "C" LIMIT $(limit))'
     )

@@ -37,7 +37,7 @@ from mnemo_mdn.relations import RELATION_TYPES
 from mnemo_store.binary_copy import CopyFormatError, FixedRowStream
 from mnemo_store.errors import RowLimitExceededError
 from mnemo_store.identifiers import quote, store_table
-from mnemo_store.scope import RenderedScope
+from mnemo_store.scope import CompiledScope, positional
 from mnemo_store.store_corpus import StoreCorpus
 from mnemo_store.text_copy import text_columns
 
@@ -137,13 +137,14 @@ class GraphArrays:
 
 @dataclass(frozen=True, slots=True)
 class LoadQueries:
-    """The two COPY queries of a load (documents in the text format, edges in binary); both bind
-    `params` (the scope's values)."""
+    """The two COPY queries of a load (documents in the text format, edges in binary) and the
+    values each binds (the scope's: `params` for the documents, `edge_params` for the edges)."""
 
     key: KeyKind
     documents: str
     edges: str
     params: tuple[object, ...]
+    edge_params: tuple[object, ...]
     keyed: bool = False  # the edge rows start with their integer row key (int8)
     # The documents in id order (NULL ids last), when `documents` leaves the order to the decoder
     # (Uuid and integer ids: numpy sorts their keys); read only when a limit truncates the load.
@@ -160,12 +161,13 @@ def key_kind(id_type: AxonType) -> KeyKind:
 
 def load_queries(
     corpus: StoreCorpus,
-    scope: RenderedScope,
+    scope: CompiledScope,
     limits: LoadLimits,
     edge_key: str | None = None,
 ) -> LoadQueries:
-    """The SQL of a load (pure: the scope is rendered from `$1`, unqualified). With `edge_key` (an
-    integer key column of the relations store) every edge row starts with that key."""
+    """The SQL of a load (pure: `scope` unqualified, its binds numbered by `positional`). With
+    `edge_key` (an integer key column of the relations store) every edge row starts with that
+    key."""
     kind = key_kind(corpus.id_type)
     doc_id = f"d.{quote(corpus.id_column)}"
     text_order = f'{doc_id}::text COLLATE "C"'
@@ -203,7 +205,7 @@ def load_queries(
             f" {code}, {weight} FROM {edges_table}"
             f" LEFT JOIN axon_docs AS f ON f.axon_doc_id = {source}"
             f" LEFT JOIN axon_docs AS t ON t.axon_doc_id = {target}"
-            f" WHERE {scope.edges_sql} {edge_limit}"
+            f" WHERE {scope.relations_sql} {edge_limit}"
         )
     else:
         cast, zero = ("", _ZERO_UUID) if kind is KeyKind.UUID else ("::int8", "0::int8")
@@ -220,15 +222,18 @@ def load_queries(
         missing = " OR ".join(f"{column} IS NULL" for column in nullable) or "false"
         edges = (
             f"SELECT {key_column}{ends[0]}, {ends[1]}, ({missing})::int::int2, {code}, {weight}"
-            f" FROM {edges_table} WHERE {scope.edges_sql} {edge_limit}"
+            f" FROM {edges_table} WHERE {scope.relations_sql} {edge_limit}"
         )
+    documents, params = positional(documents, scope)
+    edges, edge_params = positional(edges, scope)
     return LoadQueries(
         kind,
         documents,
         edges,
-        scope.params,
+        params,
+        edge_params,
         keyed=edge_key is not None,
-        ordered_documents=None if kind is KeyKind.SQL else ordered,
+        ordered_documents=None if kind is KeyKind.SQL else positional(ordered, scope)[0],
     )
 
 
@@ -245,7 +250,7 @@ async def load_graph_arrays(
     copy_documents: CopyQuery,
     copy_edges: CopyQuery,
     corpus: StoreCorpus,
-    scope: RenderedScope,
+    scope: CompiledScope,
     limits: LoadLimits,
     revision: int,
     *,
@@ -283,7 +288,7 @@ async def load_graph_arrays(
             pending = asyncio.ensure_future(documents())
             pending.add_done_callback(match_edges)
             try:
-                await copy_edges(queries.edges, queries.params, "binary", stream.feed)
+                await copy_edges(queries.edges, queries.edge_params, "binary", stream.feed)
             except BaseException:
                 pending.cancel()
                 raise
@@ -296,7 +301,7 @@ async def load_graph_arrays(
             )
             decoding.add_done_callback(match_edges)
             try:
-                await copy_edges(queries.edges, queries.params, "binary", stream.feed)
+                await copy_edges(queries.edges, queries.edge_params, "binary", stream.feed)
             except BaseException:
                 await asyncio.wait([decoding])  # the thread ends; what it decoded is dropped
                 raise

@@ -37,7 +37,7 @@ from mnemo_mdn.incremental import GraphChange, carry_over
 
 from mnemo_store.identifiers import ROW_ID_COLUMN, quote, store_table
 from mnemo_store.loading import _TYPE_CODE_CASES, GraphArrays, IndexArray, LoadLimits
-from mnemo_store.scope import RenderedScope
+from mnemo_store.scope import CompiledScope
 from mnemo_store.store_corpus import StoreCorpus
 
 CHANGE_COLUMN: Final = "axon_changed"
@@ -71,14 +71,14 @@ def edge_key_column(corpus: StoreCorpus) -> str | None:
 # --------------------------------------------------------------------------------------- SQL
 
 _CHANGED = (
-    "{alias}.{column} >= $1::text::xid8"
-    " AND NOT pg_visible_in_snapshot({alias}.{column}, $2::text::pg_snapshot)"
+    "{alias}.{column} >= $(xmin)::text::xid8"
+    " AND NOT pg_visible_in_snapshot({alias}.{column}, $(snapshot)::text::pg_snapshot)"
 )
 
 
-def changed_documents_sql(corpus: StoreCorpus, scope: RenderedScope) -> str:
-    """Documents changed since snapshot `$2` (xmin `$1`): id, title, body, whether in scope.
-    The scope is rendered from `$3`."""
+def changed_documents_sql(corpus: StoreCorpus, scope: CompiledScope) -> str:
+    """Documents changed since snapshot `$(snapshot)` (its xmin `$(xmin)`): id, title, body,
+    whether in scope (named binds: `mnemo_store.scope.positional`)."""
     body = f"d.{quote(corpus.body_column)}::text" if corpus.body_column else "NULL::text"
     changed = _CHANGED.format(alias="d", column=quote(CHANGE_COLUMN))
     return (
@@ -101,21 +101,21 @@ def _edge_columns(corpus: StoreCorpus, key: str, scope_sql: str) -> str:
     )
 
 
-def changed_edges_sql(corpus: StoreCorpus, key: str, scope: RenderedScope) -> str:
-    """Edges changed since snapshot `$2` (xmin `$1`); scope from `$3`."""
+def changed_edges_sql(corpus: StoreCorpus, key: str, scope: CompiledScope) -> str:
+    """Edges changed since snapshot `$(snapshot)` (its xmin `$(xmin)`), whether in scope."""
     changed = _CHANGED.format(alias="e", column=quote(CHANGE_COLUMN))
     return (
-        f"SELECT {_edge_columns(corpus, key, scope.edges_sql)}"
+        f"SELECT {_edge_columns(corpus, key, scope.relations_sql)}"
         f" FROM {store_table(corpus.relations.name)} AS e WHERE {changed}"
     )
 
 
-def incident_edges_sql(corpus: StoreCorpus, key: str, scope: RenderedScope) -> str:
-    """Edges with an endpoint among the document ids `$1` (text); scope from `$2`."""
+def incident_edges_sql(corpus: StoreCorpus, key: str, scope: CompiledScope) -> str:
+    """Edges with an endpoint among the document ids `$(ids)` (text), whether in scope."""
     kind = corpus.id_type.postgres
-    ids = f"$1::text[]::{kind}[]"
+    ids = f"$(ids)::text[]::{kind}[]"
     return (
-        f"SELECT {_edge_columns(corpus, key, scope.edges_sql)}"
+        f"SELECT {_edge_columns(corpus, key, scope.relations_sql)}"
         f" FROM {store_table(corpus.relations.name)} AS e"
         f" WHERE e.{quote(corpus.from_column)} = ANY({ids})"
         f" OR e.{quote(corpus.to_column)} = ANY({ids})"

@@ -16,13 +16,11 @@ from dataclasses import dataclass
 from typing import Final
 
 from mnemo_store.identifiers import ROW_ID_COLUMN, quote, store_table
-from mnemo_store.scope import RenderedScope
+from mnemo_store.scope import CompiledScope
 from mnemo_store.store_corpus import StoreCorpus
 
 MIN_WEIGHT: Final = 0.001
 MAX_WEIGHT: Final = 1.0
-# The bind values before the scope's own: from ids, to ids, types, deltas.
-SCOPE_FIRST_PARAM: Final = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +65,10 @@ def batch(deltas: Iterable[EdgeDelta]) -> ReinforcementBatch:
     )
 
 
-def reinforcement_sql(corpus: StoreCorpus, scope: RenderedScope) -> str:
-    """The UPDATE (pure); `scope` must be rendered from `SCOPE_FIRST_PARAM`, unqualified.
+def reinforcement_sql(corpus: StoreCorpus, scope: CompiledScope) -> str:
+    """The UPDATE (pure), in `scope` (unqualified), with the named binds `$(sources)`,
+    `$(targets)`, `$(etypes)` and `$(deltas)` (a `ReinforcementBatch`; numbered by
+    `mnemo_store.scope.positional`).
 
     Ids arrive as text (the engine's ids) and are cast to the id column's type, so the comparison
     uses the endpoint index. Lock order is made explicit: `UPDATE … FROM` locks rows in whatever
@@ -91,7 +91,8 @@ def reinforcement_sql(corpus: StoreCorpus, scope: RenderedScope) -> str:
     )
     return (
         "WITH d AS MATERIALIZED (SELECT axon_from, axon_to, axon_etype, sum(axon_delta) AS axon_delta"
-        " FROM unnest($1::text[]::{ids}[], $2::text[]::{ids}[], $3::text[], $4::float8[])"
+        " FROM unnest($(sources)::text[]::{ids}[], $(targets)::text[]::{ids}[], $(etypes)::text[],"
+        " $(deltas)::float8[])"
         " AS u(axon_from, axon_to, axon_etype, axon_delta)"
         " GROUP BY axon_from, axon_to, axon_etype),"
         " axon_locked AS MATERIALIZED (SELECT 1 AS axon_one FROM {table} AS l JOIN d ON {match_l}"
@@ -109,9 +110,19 @@ def reinforcement_sql(corpus: StoreCorpus, scope: RenderedScope) -> str:
         low=MIN_WEIGHT,
         high=MAX_WEIGHT,
         match_l=match.format(
-            a="l", source=source, target=target, etype=etype, weight=weight, scope=scope.edges_sql
+            a="l",
+            source=source,
+            target=target,
+            etype=etype,
+            weight=weight,
+            scope=scope.relations_sql,
         ),
         match_e=match.format(
-            a="e", source=source, target=target, etype=etype, weight=weight, scope=scope.edges_sql
+            a="e",
+            source=source,
+            target=target,
+            etype=etype,
+            weight=weight,
+            scope=scope.relations_sql,
         ),
     )

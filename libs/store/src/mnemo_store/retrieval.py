@@ -19,7 +19,7 @@ from mnemo_mdn.tokenization import token_list
 
 from mnemo_store.ddl import FULLTEXT_CONFIG, fulltext_column
 from mnemo_store.identifiers import TENANT_COLUMN, quote, store_table
-from mnemo_store.scope import RenderedScope
+from mnemo_store.scope import CompiledScope
 from mnemo_store.store_corpus import StoreCorpus
 
 _TENANT = "NULLIF(current_setting('mnemo.tenant', true), '')::uuid"
@@ -44,25 +44,27 @@ def text_query(query: str, max_terms: int = MAX_QUERY_TERMS) -> str:
     return " | ".join(sorted(first))
 
 
-def retrieve_sql(corpus: StoreCorpus, scope: RenderedScope) -> str:
-    """Top-k by rank; `$1` the tsquery text, `$2` k, the scope rendered from `$3`, unqualified."""
+def retrieve_sql(corpus: StoreCorpus, scope: CompiledScope) -> str:
+    """Top-`$(k)` by rank for the tsquery text `$(query)`, in `scope` (unqualified; named binds:
+    `mnemo_store.scope.positional`)."""
     vector = quote(fulltext_column(corpus.title_column, corpus.body_column))
-    query = f"to_tsquery('{FULLTEXT_CONFIG}'::regconfig, $1)"
+    query = f"to_tsquery('{FULLTEXT_CONFIG}'::regconfig, $(query))"
     return (
         f"SELECT {_columns(corpus)}, ts_rank_cd({vector}, {query}, 32) AS axon_similarity"
         f" FROM {store_table(corpus.documents.name)}"
         f" WHERE {quote(TENANT_COLUMN)} = {_TENANT} AND {vector} @@ {query} AND {scope.sql}"
-        f' ORDER BY axon_similarity DESC, {quote(corpus.id_column)}::text COLLATE "C" LIMIT $2'
+        f' ORDER BY axon_similarity DESC, {quote(corpus.id_column)}::text COLLATE "C" LIMIT $(k)'
     )
 
 
-def page_sql(corpus: StoreCorpus, scope: RenderedScope) -> str:
-    """Documents in id order after `$1` (NULL: from the start), `$2` per page, scope from `$3`."""
+def page_sql(corpus: StoreCorpus, scope: CompiledScope) -> str:
+    """Documents in `scope` in id order after `$(after)` (NULL: from the start), `$(limit)` per
+    page (named binds: `mnemo_store.scope.positional`)."""
     key = f'{quote(corpus.id_column)}::text COLLATE "C"'
     return (
         f"SELECT {_columns(corpus)} FROM {store_table(corpus.documents.name)}"
-        f" WHERE {quote(corpus.id_column)} IS NOT NULL AND ($1::text IS NULL OR {key} > $1)"
-        f" AND {scope.sql} ORDER BY {key} LIMIT $2"
+        f" WHERE {quote(corpus.id_column)} IS NOT NULL AND ($(after)::text IS NULL OR {key} > $(after))"
+        f" AND {scope.sql} ORDER BY {key} LIMIT $(limit)"
     )
 
 

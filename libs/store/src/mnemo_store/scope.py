@@ -6,22 +6,28 @@ so a filter that fits neither store is refused before any SQL runs.
 
 A filter whose columns both stores have applies to each store's own rows. A filter naming a column
 only the documents store has (`title == 'x'`) scopes the documents, and an edge is then in scope
-when both its endpoints are documents in scope (`RenderedScope.edges_sql`). A column the documents
+when both its endpoints are documents in scope (`CompiledScope.relations_sql`). A column the documents
 store lacks is refused, naming it.
 
-Each filter is parsed and bound once per query (`compile_scope`) and rendered with named binds
-(`$(pinned_0)`, `$(where_0)`, …): the documents condition and the relations condition, which
-repeats it inside a subquery, share their values. The binds are numbered in one place,
-`render_scope` (`mnemo_axon.where.number_binds`), after the binds the statement has before them.
+Each filter is parsed and bound once (`compile_scope`, which keeps the last few hundred compiled
+scopes: a request's digest, graph load, refresh and reinforcement share one compilation) and
+rendered with named binds (`$(pinned_0)`, `$(where_0)`, …): the documents condition and the
+relations condition, which repeats it inside a subquery, share their values. A statement that
+holds a scope is written with named binds too, and `positional` numbers the whole statement in one
+place (`mnemo_axon.where.number_binds`): no statement counts another fragment's binds.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Final, cast
 
-from mnemo_axon.errors import UnknownColumnError
+from mnemo_axon.errors import RenderArgumentError, UnknownColumnError
 from mnemo_axon.where import (
     UNSCOPED_DIGEST,
     CompiledWhere,
@@ -69,24 +75,7 @@ class CompiledScope:
     digest: str
 
 
-@dataclass(frozen=True, slots=True)
-class RenderedScope:
-    """A scope as SQL: `sql` is a boolean expression with `$N` placeholders, `params` their values."""
-
-    sql: str
-    params: tuple[object, ...]
-    digest: str
-    relations_sql: str | None = None
-    """The expression for the relations store's rows when it differs from `sql` (a filter on
-    documents-only columns: both endpoints among the documents in scope)."""
-
-    @property
-    def edges_sql(self) -> str:
-        """The scope as a condition on an (unqualified) row of the relations store."""
-        return self.sql if self.relations_sql is None else self.relations_sql
-
-
-_WHOLE_TENANT = CompiledScope("TRUE", "TRUE", {}, UNSCOPED_DIGEST)
+_WHOLE_TENANT = CompiledScope("TRUE", "TRUE", MappingProxyType({}), UNSCOPED_DIGEST)
 
 
 def compile_scope(scope: Scope, corpus: StoreCorpus, qualifier: str | None = None) -> CompiledScope:
@@ -95,8 +84,47 @@ def compile_scope(scope: Scope, corpus: StoreCorpus, qualifier: str | None = Non
 
     A pinned scope and a request filter are compiled separately (each binds only its own
     parameters, under its own bind names) and joined as `(pinned) AND (request)`; the digest then
-    covers both.
+    covers both. The result is a pure function of (scope, corpus, qualifier): the last
+    `_CACHE_SIZE` are kept, keyed by the scope's text and every parameter value with its type
+    (`_cache_key`) and by the corpus object (a caller keeps one per corpus version, as the
+    navigator's registry cache does; the entry holds it, so its identity is never reused while the
+    entry lives), so a scope is compiled once however many statements of a request hold it. A
+    scope holding a value of another type is compiled afresh.
     """
+    if _blank(scope.where) and _blank(scope.pinned):
+        return _WHOLE_TENANT
+    key = _cache_key(scope, corpus, qualifier)
+    if key is not None:
+        with _CACHE_LOCK:
+            cached = _CACHE.get(key)
+            if cached is not None and cached[0] is corpus:
+                _CACHE.move_to_end(key)
+                return cached[1]
+    compiled = _compile(scope, corpus, qualifier)
+    if key is not None:
+        with _CACHE_LOCK:
+            _CACHE[key] = (corpus, compiled)
+            while len(_CACHE) > _CACHE_SIZE:
+                _CACHE.popitem(last=False)
+    return compiled
+
+
+def positional(
+    sql: str, scope: CompiledScope, /, **values: object
+) -> tuple[str, tuple[object, ...]]:
+    """A statement written with named binds, `$(name)` for its own `values` and the scope's
+    conditions where it holds them, as asyncpg runs it: `$1…` for the statement's values in the
+    order given, then the scope's binds in order of first appearance, and the values in that
+    order. A name of the statement that is also one of the scope's, a bind without a value or a
+    value without a bind is a RenderArgumentError (the caller's bug)."""
+    shared = sorted(values.keys() & scope.binds.keys())
+    if shared:
+        raise RenderArgumentError(f"statement binds {shared} are also the scope's bind names")
+    numbered = number_binds([sql], {**values, **scope.binds}, leading=tuple(values))
+    return numbered.texts[0], numbered.params
+
+
+def _compile(scope: Scope, corpus: StoreCorpus, qualifier: str | None) -> CompiledScope:
     parts = [
         _compile_part(names, text, values, corpus, qualifier)
         for names, text, values in (
@@ -113,22 +141,45 @@ def compile_scope(scope: Scope, corpus: StoreCorpus, qualifier: str | None = Non
     return CompiledScope(
         f"({pinned.sql}) AND ({where.sql})",
         f"({pinned.relations_sql}) AND ({where.relations_sql})",
-        {**pinned.binds, **where.binds},
+        MappingProxyType({**pinned.binds, **where.binds}),
         hashlib.sha256(f"pinned:{pinned.digest}\nwhere:{where.digest}".encode()).hexdigest(),
     )
 
 
-def render_scope(
-    scope: Scope, corpus: StoreCorpus, first_param_index: int = 1, qualifier: str | None = None
-) -> RenderedScope:
-    """`compile_scope`, its binds numbered in one place (`number_binds`) after the
-    `first_param_index - 1` binds the statement places before them."""
-    compiled = compile_scope(scope, corpus, qualifier)
-    numbered = number_binds(
-        (compiled.sql, compiled.relations_sql), compiled.binds, first_param_index
-    )
-    sql, edges = numbered.texts
-    return RenderedScope(sql, numbered.params, compiled.digest, None if edges == sql else edges)
+_CACHE_SIZE: Final = 512
+_CACHE: OrderedDict[Hashable, tuple[StoreCorpus, CompiledScope]] = OrderedDict()
+_CACHE_LOCK: Final = threading.Lock()
+# Parameter values are JSON (a request's or a token's): each scalar is keyed with its exact type, so
+# 1, 1.0, True and "1" never share an entry, and a float by its exact bits (-0.0 is not 0.0).
+# A value of any other type (whose equality may be looser than its text: Decimal, aware
+# datetimes) makes the scope uncached.
+_KEYED_TYPES: Final = (str, int, bool, type(None))
+
+
+def _cache_key(scope: Scope, corpus: StoreCorpus, qualifier: str | None) -> Hashable | None:
+    """The cache key of a compilation, or None when a parameter value cannot be keyed exactly."""
+    try:
+        params = (_value_key(scope.params), _value_key(scope.pinned_params))
+    except _UnkeyedError:
+        return None
+    return (scope.where, scope.pinned, params, id(corpus), qualifier)
+
+
+class _UnkeyedError(Exception):
+    """A parameter value of a type the cache does not key (compiled afresh instead)."""
+
+
+def _value_key(value: object) -> Hashable:
+    kind = type(value)
+    if kind in _KEYED_TYPES:
+        return (kind, value)
+    if kind is float:
+        return (float, cast(float, value).hex())
+    if kind is list or kind is tuple:
+        return (kind, tuple(_value_key(item) for item in cast(Sequence[object], value)))
+    if isinstance(value, Mapping):
+        return (Mapping, tuple((_value_key(k), _value_key(v)) for k, v in value.items()))
+    raise _UnkeyedError
 
 
 def _compile_part(
@@ -168,5 +219,5 @@ def _compile_part(
     return CompiledScope(own.sql, f"({ends[0]} AND {ends[1]})", _binds(own), own.scope_digest)
 
 
-def _binds(compiled: CompiledWhere) -> dict[str, object]:
-    return dict(zip(compiled.bind_names, compiled.params, strict=True))
+def _binds(compiled: CompiledWhere) -> Mapping[str, object]:
+    return MappingProxyType(dict(zip(compiled.bind_names, compiled.params, strict=True)))

@@ -38,10 +38,10 @@ from mnemo_store.loading import (
     load_graph_arrays,
 )
 from mnemo_store.outcomes import StoredOutcome
-from mnemo_store.reinforcement import SCOPE_FIRST_PARAM, EdgeDelta, batch, reinforcement_sql
+from mnemo_store.reinforcement import EdgeDelta, batch, reinforcement_sql
 from mnemo_store.retrieval import FoundDocument
 from mnemo_store.row_values import check_payload, column_array
-from mnemo_store.scope import Scope, render_scope
+from mnemo_store.scope import Scope, compile_scope, positional
 from mnemo_store.store_corpus import StoreCorpus
 
 _SET_TENANT = "SELECT set_config('mnemo.tenant', $1, true)"
@@ -234,23 +234,20 @@ class TenantTransaction:
         snapshot, revision, reset = mark.snapshot, mark.revision, mark.reset_revision
         if mark == rows.mark:
             return rows
-        since = (rows.xmin, rows.snapshot)
-        rendered = render_scope(scope or Scope(), corpus, 3)
-        edge_rows = [
-            tuple(r)
-            for r in await connection.fetch(
-                refresh.changed_edges_sql(corpus, key, rendered), *since, *rendered.params
-            )
-        ]
+        compiled = compile_scope(scope or Scope(), corpus)
+        changed, params = positional(
+            refresh.changed_edges_sql(corpus, key, compiled),
+            compiled,
+            xmin=rows.xmin,
+            snapshot=rows.snapshot,
+        )
+        edge_rows = [tuple(r) for r in await connection.fetch(changed, *params)]
         arriving = rows.new_documents(documents)
         if arriving:
-            incident = render_scope(scope or Scope(), corpus, 2)
-            edge_rows += [
-                tuple(r)
-                for r in await connection.fetch(
-                    refresh.incident_edges_sql(corpus, key, incident), arriving, *incident.params
-                )
-            ]
+            incident, params = positional(
+                refresh.incident_edges_sql(corpus, key, compiled), compiled, ids=arriving
+            )
+            edge_rows += [tuple(r) for r in await connection.fetch(incident, *params)]
         # The merge copies the graph's columns (O(documents)): in a worker thread, off the loop.
         return await asyncio.to_thread(
             refresh.merge,
@@ -282,13 +279,14 @@ class TenantTransaction:
             return None
         if mark == since:
             return mark, []
-        rendered = render_scope(scope or Scope(), corpus, 3)
-        rows = await self._open().fetch(
-            refresh.changed_documents_sql(corpus, rendered),
-            since.xmin,
-            since.snapshot,
-            *rendered.params,
+        compiled = compile_scope(scope or Scope(), corpus)
+        sql, params = positional(
+            refresh.changed_documents_sql(corpus, compiled),
+            compiled,
+            xmin=since.xmin,
+            snapshot=since.snapshot,
         )
+        rows = await self._open().fetch(sql, *params)
         return mark, [refresh.ChangedDocument(r[0], r[1], r[2], r[3]) for r in rows]
 
     async def load_graph(
@@ -306,7 +304,7 @@ class TenantTransaction:
         for rows and revision from one snapshot.
         """
         connection = self._open()
-        rendered = render_scope(scope or Scope(), corpus)
+        compiled = compile_scope(scope or Scope(), corpus)
         revision = await self.graph_revision(corpus.name)
         limits = limits or LoadLimits()
         helper = await self._helper()
@@ -315,7 +313,7 @@ class TenantTransaction:
                 _copier(connection),
                 _copier(connection),
                 corpus,
-                rendered,
+                compiled,
                 limits,
                 revision,
                 concurrent=False,
@@ -331,7 +329,7 @@ class TenantTransaction:
                     _copier(second),
                     _copier(connection),
                     corpus,
-                    rendered,
+                    compiled,
                     limits,
                     revision,
                     concurrent=True,
@@ -360,10 +358,11 @@ class TenantTransaction:
         text = retrieval.text_query(query)
         if not text or k < 1:
             return []
-        rendered = render_scope(scope or Scope(), corpus, 3)
-        rows = await self._open().fetch(
-            retrieval.retrieve_sql(corpus, rendered), text, k, *rendered.params
+        compiled = compile_scope(scope or Scope(), corpus)
+        sql, params = positional(
+            retrieval.retrieve_sql(corpus, compiled), compiled, query=text, k=k
         )
+        rows = await self._open().fetch(sql, *params)
         return [
             FoundDocument(
                 row["axon_id"], row["axon_title"], row["axon_body"], row["axon_similarity"]
@@ -388,18 +387,19 @@ class TenantTransaction:
         documents in `scope` hold each of `keys`, and the candidates: documents whose title key is
         one of `titles`, or that hold one of `cited`, or one of `names` held by at most
         `max_holders` documents; id order, at most `limit`, the document itself excluded."""
-        rendered = render_scope(scope or Scope(), corpus, 8)
-        rows = await self._open().fetch(
-            candidates.neighbourhood_sql(corpus, rendered.sql),
-            list(keys),
-            list(names),
-            max_holders,
-            list(cited),
-            list(titles),
-            document_id,
-            max(0, limit),
-            *rendered.params,
+        compiled = compile_scope(scope or Scope(), corpus)
+        sql, params = positional(
+            candidates.neighbourhood_sql(corpus, compiled.sql),
+            compiled,
+            keys=list(keys),
+            names=list(names),
+            max_holders=max_holders,
+            cited=list(cited),
+            titles=list(titles),
+            document_id=document_id,
+            limit=max(0, limit),
         )
+        rows = await self._open().fetch(sql, *params)
         found = [
             CandidateDocument(r["axon_id"], r["axon_title"], r["axon_body"])
             for r in rows
@@ -412,10 +412,11 @@ class TenantTransaction:
         self, corpus: StoreCorpus, after: str | None, limit: int, scope: Scope | None = None
     ) -> list[FoundDocument]:
         """Up to `limit` documents in `scope`, in id order (text, byte order), after id `after`."""
-        rendered = render_scope(scope or Scope(), corpus, 3)
-        rows = await self._open().fetch(
-            retrieval.page_sql(corpus, rendered), after, limit, *rendered.params
+        compiled = compile_scope(scope or Scope(), corpus)
+        sql, params = positional(
+            retrieval.page_sql(corpus, compiled), compiled, after=after, limit=limit
         )
+        rows = await self._open().fetch(sql, *params)
         return [FoundDocument(row["axon_id"], row["axon_title"], row["axon_body"]) for row in rows]
 
     async def recent_outcomes(
@@ -480,15 +481,16 @@ class TenantTransaction:
         rows = batch(deltas)
         if not len(rows):
             return 0
-        rendered = render_scope(scope or Scope(), corpus, SCOPE_FIRST_PARAM)
-        status = await connection.execute(
-            reinforcement_sql(corpus, rendered),
-            rows.sources,
-            rows.targets,
-            rows.etypes,
-            rows.deltas,
-            *rendered.params,
+        compiled = compile_scope(scope or Scope(), corpus)
+        sql, params = positional(
+            reinforcement_sql(corpus, compiled),
+            compiled,
+            sources=rows.sources,
+            targets=rows.targets,
+            etypes=rows.etypes,
+            deltas=rows.deltas,
         )
+        status = await connection.execute(sql, *params)
         return int(status.rsplit(" ", 1)[-1])
 
     async def insert_rows(self, store: StoreDecl, rows: Sequence[Mapping[str, object]]) -> int:
