@@ -122,3 +122,35 @@ def test_replay_refuses_to_run_without_a_selection_and_names_a_bad_name(
     assert "TOPIC.dlt:PARTITION:OFFSET" in capsys.readouterr().err
     assert main(["dlt", "list", "--since", "yesterday"]) == 2
     assert "ISO 8601" in capsys.readouterr().err
+
+
+def test_an_erased_tenants_dead_letters_are_never_replayed_and_the_refusal_names_them(
+    ingest: IngestProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gone = uuid.uuid4()  # does not exist yet: its row is dead-lettered, then it is erased
+    row = {"id": str(uuid.uuid4()), "tenant_id": "c1", "title": "private", "body": None}
+    asyncio.run(ingest.produce([envelope(gone, ingest.docs, row)]))
+    settings = KafkaSettings()
+
+    async def dead() -> bool:
+        found = await read_dead_letters(settings, [ingest.topic], DeadLetterFilter(tenant=gone))
+        return len(found) == 1
+
+    asyncio.run(until(dead))
+    [letter] = listed(capsys, "--topic", ingest.topic, "--tenant", str(gone))
+    asyncio.run(create_tenant(ingest.owner_dsn, gone))
+    assert main(["tenant", "erase", str(gone), "--yes"]) == 0
+    capsys.readouterr()
+
+    for extra in (["--dry-run"], ["--wait", "0"], ["--again", "--wait", "0"]):
+        code = main(["dlt", "replay", "--topic", ingest.topic, "--tenant", str(gone), *extra])
+        out, err = capsys.readouterr()
+        assert code == 1, out
+        assert f"not replayed {letter['name']}: tenant {gone} was erased" in err
+        assert "1 refused (tenant erased)" in out
+        assert "would replay" not in out
+        assert "replay: 0 " in out
+    # Still listed (only its retention removes it from the topic): by name, never its content.
+    assert [m["name"] for m in listed(capsys, "--topic", ingest.topic, "--tenant", str(gone))] == [
+        letter["name"]
+    ]

@@ -9,6 +9,10 @@
   letter replayed before is skipped unless `--again`; a consumer's inbox processes a replayed
   event at most once anyway), then waits `--wait` seconds for the ones that fail again and counts
   them with their new reason. Exit 1 when any failed again or was not taken by the broker.
+  A dead letter of an erased tenant (`mnemo.erased_tenants`, read as the owner role through
+  `MNEMO_OWNER_DATABASE_URL` when a selected letter names a tenant) is refused, never
+  republished: its data would be on the topics again (exit 1, naming it). It leaves the
+  dead-letter topic only with that topic's retention.
 
 Every text shown is escaped (`mnemo_store.shown_text`): a dead letter is whatever a producer sent.
 """
@@ -23,6 +27,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+import asyncpg
 from mnemo_events.dead_letter_replay import (
     DeadLetterFilter,
     StoredDeadLetter,
@@ -31,9 +36,11 @@ from mnemo_events.dead_letter_replay import (
 )
 from mnemo_events.settings import KafkaSettings
 from mnemo_events.topics import DEAD_LETTER_SUFFIX, TOPICS
+from mnemo_store.erasure import erased_among
 from mnemo_store.shown_text import shown_text
 
 from mnemo_cli.errors import CliError
+from mnemo_cli.owner_connection import with_owner
 
 MAX_VALUE_CHARS = 20_000
 
@@ -205,11 +212,23 @@ def replay_command(args: argparse.Namespace) -> int:
     missing = sorted(names - {letter.name for letter in letters})
     for name in missing:
         print(f"no dead letter {shown_text(name)}", file=sys.stderr)
+    erased = _erased(letters)
+    withheld = [letter for letter in letters if letter.tenant in erased]
+    letters = [letter for letter in letters if letter.tenant not in erased]
+    for letter in withheld:
+        print(
+            f"not replayed {shown_text(letter.name)}: tenant {letter.tenant} was erased, so its"
+            " dead letters are never published again (they leave the topic with its retention)",
+            file=sys.stderr,
+        )
     if args.dry_run:
         for letter in letters:
             print(f"would replay {_line(letter)}")
-        print(f"replay: {len(letters)} would be replayed (dry run)")
-        return 0
+        print(
+            f"replay: {len(letters)} would be replayed, {len(withheld)} refused (tenant erased)"
+            " (dry run)"
+        )
+        return 0 if not withheld else 1
     try:
         result = asyncio.run(
             replay(KafkaSettings(), letters, again=args.again, wait_seconds=args.wait)
@@ -226,6 +245,20 @@ def replay_command(args: argparse.Namespace) -> int:
     print(
         f"replay: {len(result.replayed)} replayed, {len(result.failed_again)} failed again within "
         f"{args.wait:g} s, {len(result.skipped)} skipped (replayed before; --again replays them), "
-        f"{len(result.errors) + len(missing)} not found or not taken"
+        f"{len(result.errors) + len(missing)} not found or not taken, {len(withheld)} refused"
+        " (tenant erased)"
     )
-    return 0 if not (result.failed_again or result.errors or missing) else 1
+    return 0 if not (result.failed_again or result.errors or missing or withheld) else 1
+
+
+def _erased(letters: list[StoredDeadLetter]) -> frozenset[uuid.UUID]:
+    """The tenants of `letters` that were erased (read as the owner role, only when a letter
+    names a tenant): replaying their records would put their data on the topics again."""
+    tenants = {letter.tenant for letter in letters if letter.tenant is not None}
+    if not tenants:
+        return frozenset()
+
+    async def work(connection: asyncpg.Connection) -> frozenset[uuid.UUID]:
+        return await erased_among(connection, tenants)
+
+    return with_owner(work)

@@ -34,6 +34,23 @@ from mnemo_store.tenant_export import TransferReport, export_tenant, import_tena
 from mnemo_cli.errors import CliError
 from mnemo_cli.owner_connection import with_owner
 
+ERASE_DESCRIPTION = """\
+Erase tenant T: its rows go from every store and system table of this database, its audit rows
+keep their place with their payloads redacted (the chain still verifies), its cached graphs stop
+being served, and anything written for it from then on is refused.
+
+Not reached: records already on Kafka. Its persist, forget, navigate and audit events stay on
+their topics until the topics' retention drops them (7 days unless MNEMO_KAFKA_RETENTION_MS said
+otherwise when the topics were made), its dead letters on the TOPIC.dlt topics until theirs (30
+days; MNEMO_KAFKA_DEAD_LETTER_RETENTION_MS). None of them reaches the database again: ingest
+refuses a later persist or forget record of the tenant (it is dead-lettered with the reason, so
+its content sits on the dead-letter topic too), the audit service links a late audit event
+already redacted, and `mnemo dlt replay` refuses to publish the tenant's dead letters again.
+To be rid of them sooner, `mnemo dlt list --tenant T` names the dead letters that remain (never
+their content), and an operator lowers the retention.ms of the topics concerned with Kafka's own
+tools (kafka-configs --alter --add-config retention.ms=...) until they are gone, then restores it.
+"""
+
 
 def register(subparsers: Any) -> None:  # argparse's subparsers action has no public type
     parser = subparsers.add_parser("tenant", help="create and list tenants (owner role)")
@@ -52,6 +69,8 @@ def register(subparsers: Any) -> None:  # argparse's subparsers action has no pu
         "erase",
         help="erase a tenant: delete its rows in every store and system table, redact its audit"
         " payloads (the chain still verifies), refuse its writes from then on",
+        description=ERASE_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     erase.add_argument("tenant", help="tenant id or name (an erased tenant: its id)")
     erase.add_argument(

@@ -20,12 +20,14 @@ An erase stopped half-way leaves the tenant marked, its writes refused; erasing 
 it. Erasing again is harmless: a tenant already erased is swept once more (anything a writer outside
 the unit of work left is removed) and reported with zero rows. An id or name never known is an
 `UnknownTenantError`. Kafka topics are not touched: messages already on them stay until their
-retention drops them.
+retention drops them (`erased_among` lets `mnemo dlt replay` refuse to publish an erased tenant's
+dead letters again).
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import asyncpg
@@ -165,3 +167,14 @@ async def leftovers(connection: asyncpg.Connection, tenant: uuid.UUID) -> dict[s
         ):
             found["mnemo.tenants"] = 1
     return found
+
+
+async def erased_among(
+    connection: asyncpg.Connection, tenants: Iterable[uuid.UUID]
+) -> frozenset[uuid.UUID]:
+    """Those of `tenants` that were erased here (the owner role reads `mnemo.erased_tenants`)."""
+    rows = await connection.fetch(
+        "SELECT tenant_id FROM mnemo.erased_tenants WHERE tenant_id = ANY($1::uuid[])",
+        list(set(tenants)),
+    )
+    return frozenset(r["tenant_id"] for r in rows)
