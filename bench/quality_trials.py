@@ -13,7 +13,13 @@ kept rule is judged once more by removing it from the final configuration (ablat
 and its verdict is printed; `--markdown` prints the ledger table
 bench/README.md keeps; `--out` writes it as JSON.
 
+`--product` runs no trial: it judges the rules the product carries (PRODUCT, the constants of
+`mnemo_mdn` and the classifier as they are) by removing each from that configuration, one at a
+time (`--rule` picks some): a rule the product keeps should beat its removal by the ledger's
+verdict, and one whose removal loses on neither held-out half is a candidate to take out.
+
 Usage: python bench/quality_trials.py [--markdown] [--out FILE]
+       python bench/quality_trials.py --product [--rule NAME ...] [--markdown] [--out FILE]
 """
 
 from __future__ import annotations
@@ -438,10 +444,10 @@ class Trials:
             sum(s["tune"][0] for s in scores.values()),
         )
 
-    def verdict(self, base: Scores, score: Scores) -> tuple[bool, str]:
-        if self.tune(score) <= self.tune(base):
-            return False, "not better on tune"
-        losses = [
+    def losses(self, base: Scores, score: Scores) -> list[str]:
+        """The datasets whose held-out half `score` reads lower than `base` by one passage's worth
+        or more, at recall@5 or @2."""
+        return [
             name
             for name in self.datasets
             if any(
@@ -449,6 +455,11 @@ class Trials:
                 for k in (0, 1)
             )
         ]
+
+    def verdict(self, base: Scores, score: Scores) -> tuple[bool, str]:
+        if self.tune(score) <= self.tune(base):
+            return False, "not better on tune"
+        losses = self.losses(base, score)
         if losses:
             return False, f"loses on held-out ({', '.join(losses)})"
         helps = [
@@ -679,10 +690,81 @@ def ablations(trials: Trials, kept: Config) -> None:
         row["ablation"] = {"without": base, "stands": stands, "why": why}
 
 
+PRODUCT = Config(
+    direction=quality.DIRECTION,
+    backward=frontier_module.BACKWARD_WEIGHT,
+    qualifier="parenthesised",
+    named_boost=mdn_mode_module.NAMED_BOOST,
+    named_first=mdn_mode_module.NAMED_FIRST,
+    held_credit=mdn_mode_module.HELD_CREDIT,
+)
+"""The configuration the product runs: the navigator's direction, the walk's constants as they
+are, the classifier's qualifier rule, κ and BM25 as `DEFAULT_PARAMS`."""
+
+PRODUCT_RULES: dict[str, Callable[[Config], Config]] = {
+    "1 backward weight": lambda c: replaced(c, backward=1.0),
+    "7 title without its qualifier": lambda c: replaced(c, qualifier="none"),
+    "10 title-named seeding": lambda c: replaced(c, named_boost=0.0),
+    "11 title-named documents first": lambda c: replaced(c, named_first=False),
+    "15 linked documents adding no query term": lambda c: replaced(c, held_credit=0.0),
+}
+"""Each rule the product carries, and the product without it (the rule's value before its trial)."""
+
+
+def product_removals(trials: Trials, rules: Sequence[str]) -> None:
+    """Each of `rules` taken out of PRODUCT alone. It stands when the product beats its removal
+    by the trials' verdict; its removal is also said to lose or not on each held-out half."""
+    product = trials.score(PRODUCT)
+    print(f"\n== the product\n  {'product':<32} {line(product)}")
+    for name, s in product.items():
+        print(f"  {name} all: {fmt(s['all'])}")
+    for rule in rules:
+        without = PRODUCT_RULES[rule](PRODUCT)
+        if without == PRODUCT:
+            print(f"\n== {rule}: not in the product")
+            continue
+        score = trials.score(without)
+        stands, why = trials.verdict(score, product)
+        losses = trials.losses(product, score)
+        removal = f"loses on held-out ({', '.join(losses)})" if losses else "loses on neither"
+        print(f"\n== without {rule}\n  {'without':<32} {line(score)}")
+        for name, s in score.items():
+            print(f"  {name} all: {fmt(s['all'])}")
+        print(
+            f"  the rule {'stands' if stands else 'does not stand'} ({why}); its removal {removal}"
+        )
+        trials.rows.append(
+            {
+                "trial": f"{rule} (taken out of the product)",
+                "current": product,
+                "current_edges_per_document": trials.edges_per_document(PRODUCT),
+                "variants": {
+                    "without": {
+                        "scores": score,
+                        "edges_per_document": trials.edges_per_document(without),
+                    }
+                },
+                "best_on_tune": "without",
+                "kept": stands,
+                "why": f"the rule {'stands' if stands else 'does not stand'}: {why}; "
+                f"its removal {removal}",
+            }
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--markdown", action="store_true", help="print the ledger table")
     parser.add_argument("--out", type=Path, help="write the trials as JSON")
+    parser.add_argument(
+        "--product", action="store_true", help="judge the product's rules by removing each"
+    )
+    parser.add_argument(
+        "--rule",
+        action="append",
+        choices=sorted(PRODUCT_RULES),
+        help="with --product: only this rule (repeatable; default: all)",
+    )
     args = parser.parse_args(argv)
     trials = Trials(
         {
@@ -690,6 +772,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             for name, (data, data_format) in quality.DATASETS.items()
         }
     )
+    if args.product:
+        product_removals(trials, args.rule or list(PRODUCT_RULES))
+        finish(trials, args.markdown, args.out)
+        return
     config = Config()
     for number in range(1, PASSES + 1):
         for name, variants in TRIALS:
@@ -712,11 +798,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"final: {line(final)}")
     for name, s in final.items():
         print(f"  {name} all: {fmt(s['all'])}")
-    if args.markdown:
+    finish(trials, args.markdown, args.out)
+
+
+def finish(trials: Trials, as_markdown: bool, out: Path | None) -> None:
+    if as_markdown:
         print()
         print(markdown(trials))
-    if args.out is not None:
-        args.out.write_text(json.dumps(trials.rows, indent=1, default=str) + "\n")
+    if out is not None:
+        out.write_text(json.dumps(trials.rows, indent=1, default=str) + "\n")
 
 
 if __name__ == "__main__":
