@@ -26,8 +26,9 @@ navigate at 100k p95 ≤ 250 ms.
 
 `--mcp` runs only the MCP comparison (issue 23; target: MCP adds ≤ 10 ms p95 at 10k): warm
 navigations over the HTTP API and the same ones as the `navigate` tool of MCP over streamable HTTP
-at the navigator's `/mcp` (the MCP SDK's client, one session), alternating, each request timed;
-their p50 and p95, the p95 added by MCP and the ratio. Written to
+at the navigator's `/mcp` (the MCP SDK's client, one session), alternating, 300 each, each request
+timed; their p50 and p95, the p95 added by MCP and the ratio, and the CPU time each kind costs the
+navigator process and the client per call. Written to
 bench/results/navigate_bench_mcp.json.
 """
 
@@ -70,6 +71,9 @@ RESULTS = Path(__file__).parent / "results" / "navigate_bench.json"
 SIZES = (1_000, 10_000, 100_000)
 EDGES_PER_DOCUMENT = 5
 VOCABULARY = 5_000
+MCP_PAIRS = 300
+"""Warm navigations over HTTP and over MCP in the MCP comparison, each: enough for a p95 that
+is not the run's few slowest requests."""
 TARGETS = {"warm_p95_ms_at_10k": 50.0, "cold_speedup_at_100k": 5.0, "write_p95_ms_at_100k": 250.0}
 OWNER = "postgresql://mnemo_owner:mnemo_owner@127.0.0.1:25432/mnemo"
 NAVIGATOR = "postgresql://mnemo_navigator:mnemo_navigator@127.0.0.1:25432/mnemo"
@@ -309,9 +313,7 @@ async def retrieval(
             if [r["axon_id"] for r in new] != [r["axon_id"] for r in old]:
                 raise RuntimeError(f"the two retrieve statements disagree on {query!r}")
         plan = json.loads(
-            await reader.fetchval(
-                f"EXPLAIN (FORMAT JSON) {column_sql}", text_query(queries[0]), 5
-            )
+            await reader.fetchval(f"EXPLAIN (FORMAT JSON) {column_sql}", text_query(queries[0]), 5)
         )
         leakproof = await reader.fetchval(
             "SELECT proleakproof FROM pg_proc WHERE oid = 'ts_match_vq(tsvector,tsquery)'::regprocedure"
@@ -337,11 +339,30 @@ async def timed_mcp_navigate(mcp: Client, corpus: str, query: str) -> tuple[floa
     return elapsed, dict(result.structured_content)
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds process `pid` has used so far (Linux's proc file system)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def compare_mcp(
-    client: httpx.AsyncClient, url: str, corpus: str, headers: dict[str, str], count: int
+    client: httpx.AsyncClient,
+    url: str,
+    corpus: str,
+    headers: dict[str, str],
+    count: int,
+    navigator_pid: int,
 ) -> dict[str, Any]:
-    """Warm navigations over HTTP and over MCP (streamable HTTP), alternating, `count` each."""
+    """Warm navigations over HTTP and over MCP (streamable HTTP), alternating, `count` each, with
+    the CPU time each costs the navigator process and this client (less bound to the machine's
+    load than wall-clock time: the navigator's in clock ticks, summed over the calls)."""
     http2 = httpx2.AsyncClient(headers=headers, timeout=600)
+    cpu = {"http": [0.0, 0.0], "mcp": [0.0, 0.0]}  # navigator, client
+
+    def charge(kind: str, navigator_before: float, client_before: float) -> None:
+        cpu[kind][0] += process_cpu_seconds(navigator_pid) - navigator_before
+        cpu[kind][1] += time.process_time() - client_before
+
     async with http2:
         transport = streamable_http_client(f"{url}/mcp", http_client=http2)
         async with Client(transport, read_timeout_seconds=600) as mcp:
@@ -349,18 +370,31 @@ async def compare_mcp(
             over_http, over_mcp = [], []
             for k in range(count):
                 query = f"w{k % 997} w{(k * 13) % 991}"
+                before = process_cpu_seconds(navigator_pid), time.process_time()
                 elapsed, body = await timed_navigate(
                     client, f"{url}/v1/corpora/{corpus}/navigate", headers, query
                 )
+                charge("http", *before)
                 over_http.append(elapsed)
+                before = process_cpu_seconds(navigator_pid), time.process_time()
                 elapsed, answer = await timed_mcp_navigate(mcp, corpus, query)
+                charge("mcp", *before)
                 if answer["diagnostics"]["cache"] != "hit" or body["diagnostics"]["cache"] != "hit":
                     raise RuntimeError("a warm request missed the cache")
                 over_mcp.append(elapsed)
     http_summary, mcp_summary = summary(over_http), summary(over_mcp)
+    for kind, summarised in (("http", http_summary), ("mcp", mcp_summary)):
+        summarised["navigator_cpu_ms"] = round(cpu[kind][0] / count * 1000, 2)
+        summarised["client_cpu_ms"] = round(cpu[kind][1] / count * 1000, 2)
     return {
         "http": http_summary,
         "mcp": mcp_summary,
+        "mcp_added_navigator_cpu_ms": round(
+            mcp_summary["navigator_cpu_ms"] - http_summary["navigator_cpu_ms"], 2
+        ),
+        "mcp_added_client_cpu_ms": round(
+            mcp_summary["client_cpu_ms"] - http_summary["client_cpu_ms"], 2
+        ),
         "mcp_added_p95_ms": round(mcp_summary["p95_ms"] - http_summary["p95_ms"], 2),
         "mcp_added_p50_ms": round(mcp_summary["p50_ms"] - http_summary["p50_ms"], 2),
         "mcp_over_http_p95": round(mcp_summary["p95_ms"] / http_summary["p95_ms"], 2),
@@ -377,6 +411,7 @@ async def run_size(
     cold_url: str,
     made: list[tuple[StoreCorpus, uuid.UUID]],
     mcp_only: bool = False,
+    navigator_pid: int | None = None,
 ) -> dict[str, Any]:
     suffix = uuid.uuid4().hex[:10]
     deployment = load_deployment(DECLARATIONS.format(s=suffix), "navigate_bench.axon")
@@ -403,8 +438,10 @@ async def run_size(
     async with httpx.AsyncClient(timeout=600) as client:
         if mcp_only:
             await timed_navigate(client, cached_url + path, headers, "w1 w2")  # fills the cache
+            if navigator_pid is None:
+                raise ValueError("the MCP comparison needs the cached navigator's process id")
             result["mcp"] = await compare_mcp(
-                client, cached_url, corpus.name, headers, count["warm"]
+                client, cached_url, corpus.name, headers, MCP_PAIRS, navigator_pid
             )
             result["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
             return result
@@ -524,7 +561,9 @@ def mcp_table(result: dict[str, Any]) -> str:
         f"ms p95 {mcp['mcp']['p95_ms']:.1f} ms; MCP adds {mcp['mcp_added_p95_ms']:.1f} ms at p95 "
         f"({mcp['mcp_over_http_p95']:.2f}x; target +10 ms), {mcp['mcp_added_p50_ms']:.1f} ms at p50 "
         f"(load average {result['load_average_before'][0]:.1f} -> "
-        f"{result['load_average_after'][0]:.1f})"
+        f"{result['load_average_after'][0]:.1f}); CPU per call, navigator: HTTP "
+        f"{mcp['http']['navigator_cpu_ms']:.2f} ms, MCP {mcp['mcp']['navigator_cpu_ms']:.2f} ms; "
+        f"client: HTTP {mcp['http']['client_cpu_ms']:.2f} ms, MCP {mcp['mcp']['client_cpu_ms']:.2f} ms"
     )
 
 
@@ -547,7 +586,15 @@ async def main(sizes: Sequence[int], mcp_only: bool = False) -> None:
             for n in sizes:
                 results.append(
                     await run_size(
-                        n, owner, owner_store, reader, urls[0], urls[1], made, mcp_only=mcp_only
+                        n,
+                        owner,
+                        owner_store,
+                        reader,
+                        urls[0],
+                        urls[1],
+                        made,
+                        mcp_only=mcp_only,
+                        navigator_pid=cached.pid,
                     )
                 )
                 if mcp_only:
