@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 
 import numpy as np
 import pytest
+from mnemo_mdn.graph import CorpusGraph, ids_in_order
 from mnemo_store import Scope, Store
 from mnemo_store.refresh import GraphRows
 
@@ -71,6 +72,13 @@ async def refreshed(
 
 def assert_same(a: GraphRows, b: GraphRows) -> None:
     assert a.ids == b.ids
+    # Merged rows keep their ids in order, so their graph skips the check a load's build makes;
+    # it is the graph a build with the check makes.
+    assert a.ascending
+    assert b.ascending
+    assert ids_in_order(a.ids)
+    trusted, checked = a.to_graph(), CorpusGraph.from_arrays(a.ids, a.titles, order="id")
+    assert trusted.ids == checked.ids
     assert a.titles == b.titles
     assert edges_of(a) == edges_of(b)
     assert a.revision == b.revision

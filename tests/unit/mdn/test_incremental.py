@@ -19,6 +19,7 @@ from mnemo_mdn import (
     apply_reinforcements,
     epr,
 )
+from mnemo_mdn.graph import ids_in_order
 from mnemo_mdn.incremental import GraphChange, carry_over
 from mnemo_mdn.relevance import TERMS_MEMO, TermIndex, _build_term_index, term_index
 from mnemo_mdn.signed_pagerank import UPDATE_PREFIX, epr_key
@@ -278,3 +279,11 @@ def test_reinforced_weights_update_epr_from_the_graphs_own_and_agree_with_a_cold
     warm, cold = epr(after), epr(cold_graph)
     assert float(np.abs(warm.epr - cold.epr).max()) <= 1e-9
     assert after.memoised(UPDATE_PREFIX + epr_key(DEFAULT_PARAMS)) is not None
+
+
+def test_ids_in_order_holds_only_for_strings_strictly_ascending() -> None:
+    assert ids_in_order(["a", "b", "c\u00e9"])
+    assert ids_in_order([])
+    assert not ids_in_order(["a", "a"])
+    assert not ids_in_order(["b", "a"])
+    assert not ids_in_order(["a", 2])

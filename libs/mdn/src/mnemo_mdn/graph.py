@@ -497,6 +497,12 @@ def _check_unique_ids(ids: Sequence[str]) -> None:
         _raise_for_first_bad_id(ids)
 
 
+def ids_in_order(ids: Sequence[object]) -> bool:
+    """Whether `ids` are strings in strictly ascending order (code point order): what
+    `from_arrays(..., ids_ascending=True)` takes on trust."""
+    return _all_strings(ids) and _strictly_ascending(cast("Sequence[str]", ids))
+
+
 def _all_strings(ids: Iterable[object]) -> bool:
     """Every id is a `str` (or a subclass): `str.join` checks each item in C, and says which not."""
     try:

@@ -32,7 +32,7 @@ from typing import Final, TypeVar
 import numpy as np
 import numpy.typing as npt
 from mnemo_axon.column_types import AxonType
-from mnemo_mdn.graph import CorpusGraph
+from mnemo_mdn.graph import CorpusGraph, ids_in_order
 from mnemo_mdn.incremental import GraphChange, carry_over
 
 from mnemo_store.identifiers import ROW_ID_COLUMN, quote, store_table
@@ -192,6 +192,9 @@ class GraphRows(GraphArrays):
     snapshot: str
     reset_revision: int
     edge_key: IndexArray  # always present: the key changes are merged by
+    # The ids are strings in strictly ascending order (checked once at the load, then kept by every
+    # merge: removals, and insertions at their sorted places), so no build checks them again.
+    ascending: bool = False
     documents_read: int = 0  # rows read to make these rows: all of them, or only the changes
     edges_read: int = 0
     # From the rows these were merged from: where each document went, which are new or changed.
@@ -232,13 +235,24 @@ class GraphRows(GraphArrays):
             edge_weight=arrays.edge_weight[order],
             documents_read=arrays.n_documents,
             edges_read=arrays.n_edges,
+            ascending=ids_in_order(arrays.ids),
         )
 
     def to_graph(self, previous: CorpusGraph | None = None) -> CorpusGraph:
         """The graph of these rows. `previous`, the graph of the rows they were merged from,
         hands over what it computed that still holds (`mnemo_mdn.incremental.carry_over`: the
         term index, updated for the changed documents, and EPR as a warm start)."""
-        graph = GraphArrays.to_graph(self)
+        graph = CorpusGraph.from_arrays(
+            self.ids,
+            self.titles,
+            bodies=self.bodies,
+            edge_source=self.edge_source,
+            edge_target=self.edge_target,
+            edge_type=self.edge_type,
+            edge_weight=self.edge_weight,
+            order="id",
+            ids_ascending=self.ascending,
+        )
         if previous is not None and self.change is not None:
             carry_over(previous, graph, self.change)
         return graph
@@ -293,12 +307,14 @@ def merge(
     remap = np.arange(n, dtype=np.int64) - removed_before + added_before
     remap[removed_mask] = -1
 
-    titles = list(rows.titles)
-    bodies = list(rows.bodies) if rows.bodies is not None else None
-    for k, document in updated.items():
-        titles[k] = document.title
-        if bodies is not None:
-            bodies[k] = document.body
+    titles, bodies = rows.titles, rows.bodies
+    if updated:  # copied to be changed (the splice below copies them anyway)
+        titles = list(titles)
+        bodies = list(bodies) if bodies is not None else None
+        for k, document in updated.items():
+            titles[k] = document.title
+            if bodies is not None:
+                bodies[k] = document.body
     gone = sorted(removed)
     ids = _splice(old_ids, gone, inserts, [d.id for d in additions])
     titles = _splice(titles, gone, inserts, [d.title for d in additions])
@@ -362,6 +378,7 @@ def merge(
         documents_read=len(documents),
         edges_read=len(edges),
         change=GraphChange(remap, np.array(changed, dtype=np.int64)),
+        ascending=rows.ascending,
     )
 
 
