@@ -40,19 +40,22 @@ def persist_handler(ingest: Ingest):  # type: ignore[no-untyped-def]  # returns 
             )
             for item in items
         ]
-        commands = [
-            Command(
-                ref=item.delivery,
-                event_id=item.envelope.event_id,
-                tenant=item.envelope.tenant,
-                store=item.envelope.data.store,
-                values=item.envelope.data.values,
-                producer=item.envelope.producer,
-                trace_id=item.trace_id,
-                traceparent=span.traceparent,
+        commands = []
+        for item, span in zip(items, spans, strict=True):
+            traceparent = span.traceparent
+            commands.append(
+                Command(
+                    ref=item.delivery,
+                    event_id=item.envelope.event_id,
+                    tenant=item.envelope.tenant,
+                    store=item.envelope.data.store,
+                    values=item.envelope.data.values,
+                    producer=item.envelope.producer,
+                    # The persist span is in the record's trace: its trace id is the record's.
+                    trace_id=traceparent[3:35] if traceparent else item.trace_id,
+                    traceparent=traceparent,
+                )
             )
-            for item, span in zip(items, spans, strict=True)
-        ]
         try:
             with use_span(spans[0]):
                 refusals = await ingest.persist(commands)
