@@ -12,7 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import asyncpg
+import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from mnemo_auth import Principal
 from mnemo_axon import AxonSource, check_sources
 from mnemo_cli.axon_files import document_directory
@@ -494,3 +497,25 @@ async def test_a_declared_corpus_page_refuses_unknown_tenants_and_unpublished_co
         )
     assert response.status_code == 409
     assert "is deprecated" in response.json()["error"]["message"]
+
+
+async def test_one_declared_document_is_read_as_a_resource_over_the_navigators_mcp(
+    forms: Forms, service: Service, new_tenant: NewTenant, owner_connection: asyncpg.Connection
+) -> None:
+    tenant = await new_tenant()
+    assert service.runtime.app is not None
+    http = httpx2.AsyncClient(
+        transport=httpx2.ASGITransport(app=service.runtime.app),
+        base_url="http://navigator",
+        headers=service.token(tenant),
+    )
+    uri = f"mnemo://corpora/{forms.policy}/documents/Terms_{forms.suffix}"
+    async with http:
+        transport = streamable_http_client("http://navigator/mcp", http_client=http)
+        async with Client(transport, read_timeout_seconds=30) as client:
+            result = await client.read_resource(uri)
+    text = " ".join(getattr(block, "text", "") for block in result.contents)
+    assert "Accounts may be closed after notice." in text
+    assert [r["operation"] for r in await audited_records(owner_connection, tenant)] == [
+        "documents"
+    ]
