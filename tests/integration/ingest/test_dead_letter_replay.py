@@ -129,15 +129,22 @@ def test_an_erased_tenants_dead_letters_are_never_replayed_and_the_refusal_names
 ) -> None:
     gone = uuid.uuid4()  # does not exist yet: its row is dead-lettered, then it is erased
     row = {"id": str(uuid.uuid4()), "tenant_id": "c1", "title": "private", "body": None}
-    asyncio.run(ingest.produce([envelope(gone, ingest.docs, row)]))
+    # The same row under another tenant's key: refused (key and envelope disagree), and its
+    # dead letter is listed under the key's tenant, but it carries the erased tenant's data.
+    decoy = uuid.uuid4()
+    disguised = (str(decoy).encode(), envelope(gone, ingest.docs, row)[1])
+    asyncio.run(ingest.produce([envelope(gone, ingest.docs, row), disguised]))
     settings = KafkaSettings()
 
     async def dead() -> bool:
-        found = await read_dead_letters(settings, [ingest.topic], DeadLetterFilter(tenant=gone))
-        return len(found) == 1
+        found = await read_dead_letters(
+            settings, [ingest.topic], DeadLetterFilter(tenant=gone)
+        ) + await read_dead_letters(settings, [ingest.topic], DeadLetterFilter(tenant=decoy))
+        return len(found) == 2
 
     asyncio.run(until(dead))
     [letter] = listed(capsys, "--topic", ingest.topic, "--tenant", str(gone))
+    [hidden] = listed(capsys, "--topic", ingest.topic, "--tenant", str(decoy))
     asyncio.run(create_tenant(ingest.owner_dsn, gone))
     assert main(["tenant", "erase", str(gone), "--yes"]) == 0
     capsys.readouterr()
@@ -150,6 +157,11 @@ def test_an_erased_tenants_dead_letters_are_never_replayed_and_the_refusal_names
         assert "1 refused (tenant erased)" in out
         assert "would replay" not in out
         assert "replay: 0 " in out
+    code = main(["dlt", "replay", hidden["name"], "--wait", "0"])
+    out, err = capsys.readouterr()
+    assert code == 1, out
+    assert f"not replayed {hidden['name']}: tenant {gone} was erased" in err
+    assert "replay: 0 replayed" in out
     # Still listed (only its retention removes it from the topic): by name, never its content.
     assert [m["name"] for m in listed(capsys, "--topic", ingest.topic, "--tenant", str(gone))] == [
         letter["name"]

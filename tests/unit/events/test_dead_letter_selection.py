@@ -48,6 +48,17 @@ def test_the_tenant_comes_from_the_key_else_from_the_envelope_else_none() -> Non
     assert keyless.tenant == TENANT
     assert keyless.event_id == "e-1"
     assert letter(key=None, value=b"{broken").tenant is None
+    assert letter(key=None, value=envelope).tenant == TENANT
+
+
+def test_a_record_whose_key_and_envelope_disagree_names_both_tenants_key_first() -> None:
+    other = uuid.uuid4()
+    envelope = json.dumps({"tenant": str(other)}).encode()
+    both = letter(value=envelope)
+    assert both.tenant == TENANT
+    assert both.named_tenants == (TENANT, other)
+    assert letter(value=json.dumps({"tenant": str(TENANT)}).encode()).named_tenants == (TENANT,)
+    assert letter(key=b"x", value=b"{broken").named_tenants == ()
 
 
 def test_the_time_is_the_header_s_and_the_record_s_when_the_header_is_missing_or_bad() -> None:

@@ -9,10 +9,10 @@
   letter replayed before is skipped unless `--again`; a consumer's inbox processes a replayed
   event at most once anyway), then waits `--wait` seconds for the ones that fail again and counts
   them with their new reason. Exit 1 when any failed again or was not taken by the broker.
-  A dead letter of an erased tenant (`mnemo.erased_tenants`, read as the owner role through
-  `MNEMO_OWNER_DATABASE_URL` when a selected letter names a tenant) is refused, never
-  republished: its data would be on the topics again (exit 1, naming it). It leaves the
-  dead-letter topic only with that topic's retention.
+  A dead letter naming an erased tenant by its key or its envelope (`mnemo.erased_tenants`,
+  read as the owner role through `MNEMO_OWNER_DATABASE_URL` when a selected letter names a
+  tenant) is refused, never republished: its data would be on the topics again (exit 1, naming
+  it). It leaves the dead-letter topic only with that topic's retention.
 
 Every text shown is escaped (`mnemo_store.shown_text`): a dead letter is whatever a producer sent.
 """
@@ -213,11 +213,12 @@ def replay_command(args: argparse.Namespace) -> int:
     for name in missing:
         print(f"no dead letter {shown_text(name)}", file=sys.stderr)
     erased = _erased(letters)
-    withheld = [letter for letter in letters if letter.tenant in erased]
-    letters = [letter for letter in letters if letter.tenant not in erased]
+    withheld = [letter for letter in letters if erased.intersection(letter.named_tenants)]
+    letters = [letter for letter in letters if letter not in withheld]
     for letter in withheld:
+        gone = ", ".join(str(t) for t in letter.named_tenants if t in erased)
         print(
-            f"not replayed {shown_text(letter.name)}: tenant {letter.tenant} was erased, so its"
+            f"not replayed {shown_text(letter.name)}: tenant {gone} was erased, so its"
             " dead letters are never published again (they leave the topic with its retention)",
             file=sys.stderr,
         )
@@ -254,7 +255,7 @@ def replay_command(args: argparse.Namespace) -> int:
 def _erased(letters: list[StoredDeadLetter]) -> frozenset[uuid.UUID]:
     """The tenants of `letters` that were erased (read as the owner role, only when a letter
     names a tenant): replaying their records would put their data on the topics again."""
-    tenants = {letter.tenant for letter in letters if letter.tenant is not None}
+    tenants = {tenant for letter in letters for tenant in letter.named_tenants}
     if not tenants:
         return frozenset()
 

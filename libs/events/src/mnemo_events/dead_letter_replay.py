@@ -98,12 +98,21 @@ class StoredDeadLetter:
     @property
     def tenant(self) -> uuid.UUID | None:
         """The record's key as a tenant id, else its envelope's `tenant`, else None."""
+        return next(iter(self.named_tenants), None)
+
+    @property
+    def named_tenants(self) -> tuple[uuid.UUID, ...]:
+        """Every tenant the record names, its key's first, then its envelope's (they differ in
+        a record refused for that): a replay that must not publish a tenant's data checks all."""
+        found: list[uuid.UUID] = []
         for text in (self._key_text(), self._envelope_field("tenant")):
             try:
-                return uuid.UUID(text) if text else None
+                tenant = uuid.UUID(text) if text else None
             except ValueError:
                 continue
-        return None
+            if tenant is not None and tenant not in found:
+                found.append(tenant)
+        return tuple(found)
 
     @property
     def event_id(self) -> str | None:
