@@ -6,8 +6,10 @@ type, checked for what Postgres can hold (an int within the column's bits, a fin
 aware datetime, …). A Json value is an object to encode, or JSON text. The result is what asyncpg
 binds; a refused value is a `ValueConversionError` saying what the column takes.
 
-Ingest checks a message's row with `check_row` (every column declared, the required ones given);
-the store checks each column of an insert with `column_values`, which looks at a column of values
+A row written through a service (ingest's persist command, the navigator's HTTP write) is checked
+by `check_store_row`: `check_row` (every column declared, the required ones given), then, for each
+corpus reading the store as its edges, the graph rules G3 (the type is in the relation catalog)
+and G4 (`0 < weight <= 1`); each service frames the one `InvalidRowError` it raises. The store checks each column of an insert with `column_values`, which looks at a column of values
 of the column's own type in a few passes over the whole array and gives up (None) otherwise, so the
 caller checks value by value and names the row.
 """
@@ -17,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 import uuid
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
@@ -25,7 +27,7 @@ from typing import Any
 from mnemo_axon.column_types import AxonType
 from mnemo_axon.column_values import INTEGER_RANGES, ValueConversionError, value_from_text
 from mnemo_axon.errors import AxonError
-from mnemo_axon.ir import ColumnDecl, StoreDecl
+from mnemo_axon.ir import RELATION_CATALOG, ColumnDecl, StoreDecl
 
 _MAX_NUMERIC_BITS = 3300  # about 1000 decimal digits, what the where: renderer accepts too
 
@@ -60,6 +62,25 @@ def check_row(store: StoreDecl, values: Mapping[str, object]) -> dict[str, objec
             ) from None
         # A Json value stays as given (an object, or JSON text): the store encodes it once.
         row[column.name] = value if column.type is AxonType.JSON else checked
+    return row
+
+
+def check_store_row(
+    store: StoreDecl, values: Mapping[str, object], edges: Iterable[tuple[str, str]] = ()
+) -> dict[str, object]:
+    """`check_row`, then G3 and G4 on the checked row for each (type column, weight column) of
+    `edges` (one per corpus reading `store` as its edges); InvalidRowError saying what was wrong."""
+    row = check_row(store, values)
+    for etype_column, weight_column in edges:
+        etype = row.get(etype_column)
+        if etype not in RELATION_CATALOG:
+            raise InvalidRowError(
+                f"edge type {preview(etype)} is not in the relation catalog (G3); "
+                f"use one of {', '.join(RELATION_CATALOG)}"
+            )
+        weight = row.get(weight_column)
+        if not isinstance(weight, int | float | Decimal) or not 0 < float(weight) <= 1:
+            raise InvalidRowError(f"edge weight {preview(weight)} is outside (0, 1] (G4)")
     return row
 
 

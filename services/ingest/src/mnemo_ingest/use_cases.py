@@ -63,7 +63,7 @@ from mnemo_ingest.ports import (
     IngestTransaction,
     StoreUse,
 )
-from mnemo_ingest.rows import check_edge, coerce_row, key_text
+from mnemo_ingest.rows import coerce_row, key_text
 
 PRODUCER = "mnemo.ingest"
 DIFFERENT_PAYLOAD = "duplicate event id with a different payload"
@@ -187,10 +187,11 @@ class Ingest:
                 )
                 continue
             try:
-                row = coerce_row(use.store, command.values)
                 relations = use.role("relations")
-                if relations is not None:
-                    check_edge(row, relations.etype_column, relations.weight_column)
+                edges = (
+                    [] if relations is None else [(relations.etype_column, relations.weight_column)]
+                )
+                row = coerce_row(use.store, command.values, edges)
             except InvalidRow as error:
                 refusals.append(Refusal(command.ref, str(error)))
                 continue

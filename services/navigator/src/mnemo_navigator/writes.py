@@ -32,19 +32,17 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any, Protocol
 
 from mnemo_auth import Principal
 from mnemo_axon.errors import AxonError
 from mnemo_axon.ir import StoreDecl
-from mnemo_axon.row_values import InvalidRowError, check_row, preview
+from mnemo_axon.row_values import InvalidRowError, check_store_row
 from mnemo_axon.where import parse_filter
 from mnemo_axon.where.syntax import Connector, Operator, ParameterRef, StringValue, TextPart
 from mnemo_events import PERSIST, PersistRow, new_envelope
 from mnemo_events.models import ForgetRow
 from mnemo_events.topics import FORGET
-from mnemo_mdn.relations import RELATION_TYPES
 from mnemo_store import OutboxEvent, StoreCorpus
 from mnemo_store.errors import InvalidValueError
 from mnemo_store.row_values import check_payload
@@ -434,28 +432,17 @@ def _check_wait(wait: float | None) -> None:
 
 
 def _check(readers: StoreReaders, index: int, values: Mapping[str, Any]) -> None:
-    """Ingest's checks of one row (the store's column rules, G3 and G4 for an edge store), as a
-    422 naming the row."""
+    """Ingest's checks of one row (`check_store_row`: the store's column rules, G3 and G4 for
+    each corpus reading it as its edges) and the outbox's jsonb rules, as a 422 naming the row."""
+    edges = [(corpus.etype_column, corpus.weight_column) for corpus in readers.relations_of]
     try:
-        row = check_row(readers.store, values)
+        check_store_row(readers.store, values, edges)
         check_payload(values, f"rows[{index}]")  # what the outbox's jsonb must hold
     except (InvalidRowError, InvalidValueError) as error:
         message = str(error)
         raise InvalidRequestError(
             message if message.startswith("rows[") else f"rows[{index}]: {message}"
         ) from None
-    for corpus in readers.relations_of:
-        etype = row.get(corpus.etype_column)
-        if etype not in RELATION_TYPES:
-            raise InvalidRequestError(
-                f"rows[{index}]: edge type {preview(etype)} is not in the relation catalog (G3); "
-                f"use one of {', '.join(RELATION_TYPES)}"
-            )
-        weight = row.get(corpus.weight_column)
-        if not isinstance(weight, int | float | Decimal) or not 0 < float(weight) <= 1:
-            raise InvalidRequestError(
-                f"rows[{index}]: edge weight {preview(weight)} is outside (0, 1] (G4)"
-            )
 
 
 def _producer(principal: Principal) -> str:
