@@ -22,10 +22,9 @@ from typing import Final
 import asyncpg
 from mnemo_axon import AxonType
 from mnemo_axon.ir import ColumnDecl
-from mnemo_axon.where import number_binds
 
 from mnemo_store.identifiers import TENANT_COLUMN, quote, store_table
-from mnemo_store.scope import Scope, compile_scope
+from mnemo_store.scope import CompiledScope, Scope, compile_scope, positional
 from mnemo_store.store_corpus import StoreCorpus
 
 TAG_COLUMNS: Final = ("category", "tags", "metadata")
@@ -44,9 +43,9 @@ def tag_columns(corpus: StoreCorpus) -> tuple[ColumnDecl, ...]:
     return tuple(found)
 
 
-def tags_sql(corpus: StoreCorpus, columns: Sequence[ColumnDecl], scope_sql: str) -> str:
-    """The tag columns (as JSON text) of the documents whose id is in `$1`, in the transaction's
-    tenant and in the scope `scope_sql` (its binds numbered from `$2`)."""
+def tags_sql(corpus: StoreCorpus, columns: Sequence[ColumnDecl], scope: CompiledScope) -> str:
+    """The tag columns (as JSON text) of the documents whose id is in `$(ids)`, in the
+    transaction's tenant and in `scope` (named binds: `mnemo_store.scope.positional`)."""
     values = ", ".join(
         f"to_jsonb({quote(column.name)})::text AS {quote('axon_' + column.name)}"
         for column in columns
@@ -55,7 +54,7 @@ def tags_sql(corpus: StoreCorpus, columns: Sequence[ColumnDecl], scope_sql: str)
         f"SELECT {quote(corpus.id_column)}::text AS axon_id, {values}"
         f" FROM {store_table(corpus.documents.name)}"
         f" WHERE {quote(TENANT_COLUMN)} = {_TENANT}"
-        f" AND {quote(corpus.id_column)}::text = ANY($1::text[]) AND {scope_sql}"
+        f" AND {quote(corpus.id_column)}::text = ANY($(ids)::text[]) AND {scope.sql}"
     )
 
 
@@ -100,10 +99,8 @@ async def document_tags(
     if not columns or not ids:
         return {}
     compiled = compile_scope(scope, corpus)
-    numbered = number_binds([compiled.sql], compiled.binds, 2)
-    rows = await connection.fetch(
-        tags_sql(corpus, columns, numbered.texts[0]), list(ids), *numbered.params
-    )
+    sql, params = positional(tags_sql(corpus, columns, compiled), compiled, ids=list(ids))
+    rows = await connection.fetch(sql, *params)
     types = {column.name: column.type for column in columns}
     found: dict[str, tuple[str, ...]] = {}
     for row in rows:
