@@ -334,8 +334,11 @@ async def test_a_tenant_imported_into_another_database_answers_the_same_and_its_
             assert before["outcomes"]
             assert before["weights"]
 
-            await declare(other_database.owner_dsn, tmp_path, s)
             elsewhere = {OWNER_URL_VARIABLE: other_database.owner_dsn}
+            # Into a database without the declarations: refused, saying what to do first.
+            assert await asyncio.to_thread(cli(elsewhere, "tenant", "import", str(export))) == 1
+            assert "`mnemo apply` its declarations first" in capsys.readouterr().err
+            await declare(other_database.owner_dsn, tmp_path, s)
             assert (
                 await asyncio.to_thread(cli(elsewhere, "tenant", "import", str(export), "--quiet"))
                 == 0
