@@ -85,10 +85,13 @@ def reinforcement_sql(corpus: StoreCorpus, scope: CompiledScope) -> str:
     etype, weight = quote(corpus.etype_column), quote(corpus.weight_column)
     key = [column.name for column in corpus.relations.columns if column.primary_key]
     tie_break = ", ".join(f"l.{quote(name)}" for name in (key or [ROW_ID_COLUMN]))
-    match = (
-        "{a}.{source} = d.axon_from AND {a}.{target} = d.axon_to AND {a}.{etype} = d.axon_etype"
-        " AND {a}.{weight} IS NOT NULL AND {scope}"
-    )
+
+    def match(a: str) -> str:
+        return (
+            f"{a}.{source} = d.axon_from AND {a}.{target} = d.axon_to AND {a}.{etype} = d.axon_etype"
+            f" AND {a}.{weight} IS NOT NULL AND {scope.relations_sql}"
+        )
+
     return (
         "WITH d AS MATERIALIZED (SELECT axon_from, axon_to, axon_etype, sum(axon_delta) AS axon_delta"
         " FROM unnest($(sources)::text[]::{ids}[], $(targets)::text[]::{ids}[], $(etypes)::text[],"
@@ -109,20 +112,6 @@ def reinforcement_sql(corpus: StoreCorpus, scope: CompiledScope) -> str:
         tie_break=tie_break,
         low=MIN_WEIGHT,
         high=MAX_WEIGHT,
-        match_l=match.format(
-            a="l",
-            source=source,
-            target=target,
-            etype=etype,
-            weight=weight,
-            scope=scope.relations_sql,
-        ),
-        match_e=match.format(
-            a="e",
-            source=source,
-            target=target,
-            etype=etype,
-            weight=weight,
-            scope=scope.relations_sql,
-        ),
+        match_l=match("l"),
+        match_e=match("e"),
     )
