@@ -43,6 +43,8 @@ from mnemo_store.store_corpus import StoreCorpus
 CHANGE_COLUMN: Final = "axon_changed"
 _T = TypeVar("_T")
 _INTEGER_KEYS: Final = (AxonType.INTEGER, AxonType.BIGINT)
+# Up to this many removals and insertions, a merge's lists are changed in one copy (`_splice`).
+_SPLICED_IN_PLACE: Final = 64
 
 # ----------------------------------------------------------------------------- what qualifies
 
@@ -242,17 +244,7 @@ class GraphRows(GraphArrays):
         """The graph of these rows. `previous`, the graph of the rows they were merged from,
         hands over what it computed that still holds (`mnemo_mdn.incremental.carry_over`: the
         term index, updated for the changed documents, and EPR as a warm start)."""
-        graph = CorpusGraph.from_arrays(
-            self.ids,
-            self.titles,
-            bodies=self.bodies,
-            edge_source=self.edge_source,
-            edge_target=self.edge_target,
-            edge_type=self.edge_type,
-            edge_weight=self.edge_weight,
-            order="id",
-            ids_ascending=self.ascending,
-        )
+        graph = self._graph(ids_ascending=self.ascending)
         if previous is not None and self.change is not None:
             carry_over(previous, graph, self.change)
         return graph
@@ -321,11 +313,11 @@ def merge(
     if bodies is not None:
         bodies = _splice(bodies, gone, inserts, [d.body for d in additions])
 
+    # Position -1 (an endpoint that is not a loaded document) reads the -1 appended at the end.
+    remap_or_gone = np.append(remap, -1)
+
     def moved(positions: IndexArray) -> IndexArray:
-        if n == 0:
-            return positions.copy()
-        valid = positions >= 0
-        return np.where(valid, remap.take(np.where(valid, positions, 0)), -1)
+        return remap_or_gone.take(positions)
 
     source, target = moved(rows.edge_source), moved(rows.edge_target)
     key, etype, weight = rows.edge_key, rows.edge_type.copy(), rows.edge_weight.copy()
@@ -397,14 +389,26 @@ def _splice(
     old: Sequence[_T], removed: Sequence[int], inserts: Sequence[int], values: Sequence[_T]
 ) -> list[_T]:
     """`old` without the positions `removed` (ascending), with `values[j]` placed before old
-    position `inserts[j]` (ascending): slices between the events, so the copying runs in C."""
+    position `inserts[j]` (ascending).
+
+    A few events go into one copy, the last first (so the positions before it stay): each is a
+    move of the pointers after it, where copying slices would count every reference twice more.
+    Many go by slices between the events, the copying in C either way."""
     if not removed and not inserts:
         return list(old)
-    result: list[_T] = []
-    start = 0
     events = sorted(
         [(p, 1, j) for j, p in enumerate(inserts)] + [(p, 2, -1) for p in removed]
     )  # at one position: the insert goes before the old entry, which may be removed
+    if len(events) <= _SPLICED_IN_PLACE:
+        spliced = list(old)
+        for position, kind, j in reversed(events):
+            if kind == 1:
+                spliced.insert(position, values[j])
+            else:
+                del spliced[position]
+        return spliced
+    result: list[_T] = []
+    start = 0
     for position, kind, j in events:
         result.extend(old[start:position])
         start = max(start, position)
