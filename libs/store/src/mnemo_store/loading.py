@@ -123,6 +123,11 @@ class GraphArrays:
 
     def to_graph(self) -> CorpusGraph:
         """The engine's graph (its read rules skip and count edges that do not fit)."""
+        return self._graph(ids_ascending=False)
+
+    def _graph(self, *, ids_ascending: bool) -> CorpusGraph:
+        """The engine's graph of these columns; `ids_ascending` when the ids are known to be in
+        strictly ascending order (the build then does not check it again)."""
         return CorpusGraph.from_arrays(
             self.ids,
             self.titles,
@@ -132,6 +137,7 @@ class GraphArrays:
             edge_type=self.edge_type,
             edge_weight=self.edge_weight,
             order="id",
+            ids_ascending=ids_ascending,
         )
 
 
