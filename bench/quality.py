@@ -26,11 +26,15 @@ walk over no edges: what the edges add), averaged over all questions and over tw
 they help there). `edge recall` is the share of a question's consecutive supporting passages (in
 hop order) that one edge joins, either way. A JSON report goes to `--out`.
 
+`--order arrival` (engine mode) classifies each passage as it arrives, against the passages before
+it, as the service does when its classifier keeps up with ingest (`classify_in_arrival_order`):
+what tells arrival order apart from the rest of the service.
+
 `--edges-out FILE` also writes the edges navigated over (`[source, target, type, weight]`, sorted):
 what tells an engine run and a service run apart when their recall differs.
 
 Usage: python bench/quality.py [--dataset musique|twowiki] [--data DIR] [--format musique|simple]
-       [--mode engine|service]
+       [--mode engine|service] [--order corpus|arrival]
        [--direction out|both] [--budget 5] [--passages N] [--out bench/results/quality.json]
        [--edges-out FILE]
 """
@@ -50,8 +54,17 @@ from typing import Any
 
 import numpy as np
 from mnemo_mdn import DEFAULT_PARAMS, CorpusGraph, Document, Edge, MdnParams, navigate
+from mnemo_mdn.edge_classification import (
+    EdgeDecision,
+    Rarity,
+    TextDocument,
+    candidate_query,
+    classify,
+    document_keys,
+    keys_of,
+)
 from mnemo_mdn.frontier import Direction
-from mnemo_mdn.lexical_index import classify_corpus
+from mnemo_mdn.lexical_index import ScopeIndex, classify_corpus
 from mnemo_mdn.relevance import query_view
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -189,6 +202,32 @@ def bm25_ranking(graph: CorpusGraph, query: str, params: MdnParams, budget: int)
     return [graph.ids[i] for i in order if relevance[i] > 0]
 
 
+def classify_in_arrival_order(documents: Sequence[Document]) -> tuple[EdgeDecision, ...]:
+    """The classifier as the edge-classifier service runs it when it keeps up with ingest: each
+    document, when it arrives, against the documents stored before it and itself (a
+    `ScopeIndex`, the service's in-memory read), the rarity of its keys and the namesakes of the
+    titles it names counted among those only. Each pair is decided once, by its later document;
+    a pair decided with two weights keeps the heavier (as the walk does with two rows)."""
+    index = ScopeIndex()
+    decided: dict[tuple[str, str, str], EdgeDecision] = {}
+    for document in documents:
+        text = TextDocument(document.id, document.title, document.body)
+        index.put(text)
+        keys = document_keys(text)
+        found, frequencies = index.neighbourhood(document.id, candidate_query(keys), keys_of(keys))
+        candidates = [document_keys(TextDocument(c.id, c.title, c.body)) for c in found]
+        for decision in classify(keys, candidates, Rarity(frequencies)):
+            key = (decision.source, decision.target, decision.etype)
+            if key not in decided or decision.weight > decided[key].weight:
+                decided[key] = decision
+    return tuple(decided[key] for key in sorted(decided))
+
+
+ORDERS = ("corpus", "arrival")
+"""How engine mode classifies: the whole corpus at once (`classify_corpus`, each document against
+all the others) or in arrival order (`classify_in_arrival_order`, what service mode does)."""
+
+
 def run_engine(
     dataset: Dataset,
     *,
@@ -196,12 +235,18 @@ def run_engine(
     direction: Direction = DIRECTION,
     budget: int = 5,
     edges: Sequence[Edge] | None = None,
+    order: str = "corpus",
 ) -> tuple[Results, list[Edge]]:
-    """Every question through BM25 and navigation, in process; the classifier's edges unless
-    `edges` are given (trials reuse them)."""
+    """Every question through BM25 and navigation, in process; the classifier's edges (made in
+    `order`) unless `edges` are given (trials reuse them)."""
     documents = dataset.documents()
     if edges is None:
-        edges = [decision.to_edge() for decision in classify_corpus(documents)]
+        classified = (
+            classify_corpus(documents)
+            if order == "corpus"
+            else classify_in_arrival_order(documents)
+        )
+        edges = [decision.to_edge() for decision in classified]
     with_edges = CorpusGraph.build(documents, edges)
     without = CorpusGraph.build(documents, [])
     results = Results()
@@ -274,6 +319,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--budget", type=int, default=5)
     parser.add_argument(
+        "--order",
+        choices=ORDERS,
+        default="corpus",
+        help="engine mode: classify the corpus at once, or each passage as it arrives",
+    )
+    parser.add_argument(
         "--passages",
         type=int,
         help="only the first N passages and the questions they hold every supporting passage of",
@@ -289,7 +340,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     started = time.perf_counter()
     if args.mode == "engine":
         results, edges = run_engine(
-            dataset, direction=args.direction or DIRECTION, budget=args.budget
+            dataset, direction=args.direction or DIRECTION, budget=args.budget, order=args.order
         )
     else:
         from quality_service import run_service  # the HTTP/Kafka client, only when asked for
@@ -297,6 +348,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         results, edges = run_service(dataset, direction=args.direction, budget=args.budget)
     summary = report(dataset, results, edges, args.mode, time.perf_counter() - started)
     summary["direction"], summary["budget"] = args.direction or DIRECTION, args.budget
+    if args.mode == "engine":
+        summary["order"] = args.order
     print_report(summary)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(summary, indent=2) + "\n")
