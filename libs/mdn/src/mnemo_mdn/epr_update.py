@@ -95,8 +95,10 @@ class _Rows:
 class _Operator:
     """One channel of a graph: `d·P` by source rows and by target rows, the raw teleport."""
 
-    forward: _Rows  # rows: sources, columns: targets, values d·w/(out-weight of source)
-    backward: _Rows  # the same entries by target rows: its product with v is `d·Pᵀ·v`
+    # Rows: sources, columns: targets, values d·w/(out-weight of source). Read by columns (the
+    # arrays of `d·P` by rows are those of `d·Pᵀ` by columns), its product with v is `d·Pᵀ·v`:
+    # no second copy of the entries sorted by target.
+    forward: _Rows
     raw: FloatArray  # s, floored
     loops: FloatArray  # per document, the share d·w/(out-weight) of its self-loops (0: none)
     dangling: IndexArray  # the documents with no outgoing edge of this polarity
@@ -114,8 +116,8 @@ class _Operator:
     def spread(self, vector: FloatArray) -> FloatArray:
         """`d·Pᵀ·vector`."""
         result = np.zeros(self.n)
-        rows = self.backward
-        csr_matvec(self.n, self.n, rows.indptr, rows.indices, rows.data, vector, result)
+        rows = self.forward
+        csc_matvec(self.n, self.n, rows.indptr, rows.indices, rows.data, vector, result)
         return result
 
 
@@ -138,7 +140,6 @@ def _operator(graph: CorpusGraph, polarity: Polarity, damping: float) -> _Operat
     loops = np.bincount(source[loop], weights=scaled[loop], minlength=n).astype(np.float64)
     return _Operator(
         forward=_rows(source, target, scaled, n),
-        backward=_rows(target, source, scaled, n),
         raw=raw_teleport(graph, polarity),
         loops=loops,
         dangling=np.flatnonzero(out_weight == 0.0),
@@ -341,11 +342,11 @@ def moved_state(state: ChannelState, moved: IndexArray, n: int) -> ChannelState:
     return ChannelState(y, z)
 
 
-try:  # scipy's compiled CSR kernels: private, stable for over a decade (see signed_pagerank)
-    from scipy.sparse._sparsetools import coo_tocsr, csr_matvec
+try:  # scipy's compiled sparse kernels: private, stable for over a decade (see signed_pagerank)
+    from scipy.sparse._sparsetools import coo_tocsr, csc_matvec
 except ImportError:  # pragma: no cover - depends on the installed scipy
 
-    def csr_matvec(
+    def csc_matvec(
         rows: int,
         columns: int,
         indptr: npt.NDArray[np.int32],
@@ -354,8 +355,8 @@ except ImportError:  # pragma: no cover - depends on the installed scipy
         x: FloatArray,
         out: FloatArray,
     ) -> None:
-        """`out += A·x` for the CSR arrays of A, through the public classes."""
-        out += sp.csr_matrix((data, indices, indptr), shape=(rows, columns)) @ x
+        """`out += A·x` for the CSC arrays of A, through the public classes."""
+        out += sp.csc_matrix((data, indices, indptr), shape=(rows, columns)) @ x
 
     def coo_tocsr(
         rows: int,
