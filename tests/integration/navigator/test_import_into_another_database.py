@@ -1,7 +1,8 @@
 """A tenant exported from one database and imported into another (a database of the test's own,
 migrated to head), under its own id and under a new one: the navigator pointed at the new database
 answers every navigation as it does over the original, memory included (navigation outcomes, the
-weights learned on a store graph and on a declared graph), and `mnemo audit verify` passes there.
+weights learned on a store graph and on a declared graph, a parked edge), and `mnemo audit
+verify` passes there.
 
 Both navigators run in process without the outbox relay, so nothing either of them does reaches
 the shared topics (or, through the audit service, the shared database)."""
@@ -241,6 +242,21 @@ async def fill(store: Store, corpus: StoreCorpus, tenant: uuid.UUID) -> None:
         await tx.insert_rows(corpus.relations, edges)
 
 
+async def park_edge(owner: asyncpg.Connection, corpus: StoreCorpus, tenant: uuid.UUID) -> None:
+    """An edge waiting for a document that has not arrived (ingest parks it so)."""
+    values = {"from_id": "d1", "to_id": "later", "etype": "cite", "weight": 0.5, "tenant_id": "c1"}
+    async with owner.transaction():
+        await owner.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
+        await owner.execute(
+            "INSERT INTO mnemo.pending_edges (axon_tenant, event_id, store, row_values, missing)"
+            " VALUES ($1, $2, $3, $4::jsonb, ARRAY['later'])",
+            tenant,
+            uuid.uuid4(),
+            corpus.relations.name,
+            json.dumps(values),
+        )
+
+
 async def append_audit(audit_dsn: str, tenant: uuid.UUID, count: int) -> None:
     async with await AuditLog.connect(audit_dsn, max_size=1) as log:
         await log.append(
@@ -260,7 +276,8 @@ async def append_audit(audit_dsn: str, tenant: uuid.UUID, count: int) -> None:
 
 
 async def memory(owner_dsn: str, tenant: uuid.UUID) -> dict[str, Any]:
-    """The tenant's navigation outcomes and learned declared weights, as comparable values."""
+    """The tenant's navigation outcomes, learned declared weights and parked edges, as
+    comparable values."""
     owner = await asyncpg.connect(owner_dsn)
     try:
         async with owner.transaction():
@@ -273,6 +290,10 @@ async def memory(owner_dsn: str, tenant: uuid.UUID) -> dict[str, Any]:
                 "SELECT corpus_id, scope, source, target, etype, weight"
                 " FROM mnemo.declared_edge_weights ORDER BY 1, 2, 3, 4, 5"
             )
+            parked = await owner.fetch(
+                "SELECT event_id, store, row_values::text AS v, missing, received_at"
+                " FROM mnemo.pending_edges ORDER BY pending_id"
+            )
     finally:
         await owner.close()
     return {
@@ -281,6 +302,10 @@ async def memory(owner_dsn: str, tenant: uuid.UUID) -> dict[str, Any]:
             for r in outcomes
         ],
         "weights": [tuple(r) for r in weights],
+        "parked": [
+            (r["event_id"], r["store"], json.loads(r["v"]), list(r["missing"]), r["received_at"])
+            for r in parked
+        ],
     }
 
 
@@ -315,6 +340,7 @@ async def test_a_tenant_imported_into_another_database_answers_the_same_and_its_
     try:
         async with await Store.connect(owner_dsn, min_size=1, max_size=2) as store:
             await fill(store, corpus, tenant)
+        await park_edge(owner, corpus, tenant)
         audit_dsn = on_database(owner_dsn, urlsplit(owner_dsn).path.lstrip("/"), "mnemo_audit")
         await append_audit(audit_dsn, tenant, 4)
         steps = navigations(s)
@@ -333,6 +359,7 @@ async def test_a_tenant_imported_into_another_database_answers_the_same_and_its_
             before = await memory(owner_dsn, tenant)
             assert before["outcomes"]
             assert before["weights"]
+            assert len(before["parked"]) == 1
 
             elsewhere = {OWNER_URL_VARIABLE: other_database.owner_dsn}
             # Into a database without the declarations: refused, saying what to do first.
