@@ -8,8 +8,8 @@ through `POST /v1/stores/{store}/rows`, the path of every write (outbox, Kafka, 
 Two transports: `mnemo mcp serve --url URL --token-env VAR [--corpus ID …]` runs it over stdio for
 a desktop agent host, with one token (`serve_stdio`); the navigator serves it over streamable HTTP
 at `/mcp` (`mnemo_navigator.mcp_http`), where each call takes the token of the HTTP request that
-carries it (`build_server` with a `Clients` provider) and `navigate` is answered in process by the
-navigate use case (a `Navigate` function). `list_corpora` and the `mnemo://corpora`
+carries it (`build_server` with a `Clients` provider) and `navigate` and `retrieve` are answered in
+process by the navigator's use cases (its `Reads`). `list_corpora` and the `mnemo://corpora`
 resource list the corpora the server was given (`--corpus`; over HTTP, the published store
 corpora), each with the revision the token reads it at, or the navigator's reason it may not.
 """
@@ -20,7 +20,7 @@ import json
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Protocol
 from urllib.parse import quote
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -29,15 +29,32 @@ from pydantic import BaseModel, Field, JsonValue
 
 from mnemo_client.client import AsyncMnemoClient
 from mnemo_client.errors import MnemoError, NotFoundError
-from mnemo_client.models import Document, NavigateRequest, NavigateResponse, RetrieveResponse
+from mnemo_client.models import (
+    Document,
+    NavigateRequest,
+    NavigateResponse,
+    RetrieveRequest,
+    RetrieveResponse,
+)
 
 Clients = Callable[[Context], AbstractAsyncContextManager[AsyncMnemoClient]]
 """The client a call is answered with, from the call's context (over HTTP: its bearer token)."""
 CorpusIds = Sequence[str] | Callable[[], Awaitable[Sequence[str]]]
 """The corpora `list_corpora` reports: fixed, or asked for on each call."""
-Navigate = Callable[[Context, str, NavigateRequest], Awaitable[NavigateResponse]]
-"""How a `navigate` call of a corpus is answered; raises `MnemoError` with the navigator's status,
-code and message when it may not be."""
+
+
+class Reads(Protocol):
+    """How `navigate` and `retrieve` calls of a corpus are answered; each raises `MnemoError` with
+    the navigator's status, code and message when it may not be."""
+
+    async def navigate(
+        self, ctx: Context, corpus: str, request: NavigateRequest
+    ) -> NavigateResponse: ...
+
+    async def retrieve(
+        self, ctx: Context, corpus: str, request: RetrieveRequest
+    ) -> RetrieveResponse: ...
+
 
 SERVER_NAME = "mnemo"
 MAX_SCANNED_PAGES = 100
@@ -94,11 +111,16 @@ def one_client(client: AsyncMnemoClient) -> Clients:
     return use
 
 
-def navigate_over_http(clients: Clients) -> Navigate:
-    """`navigate` answered by `POST /v1/corpora/{corpus}/navigate` through the call's client."""
+class ReadsOverHttp:
+    """`navigate` and `retrieve` answered by the HTTP API through the call's client."""
 
-    async def navigate(ctx: Context, corpus: str, request: NavigateRequest) -> NavigateResponse:
-        async with clients(ctx) as client:
+    def __init__(self, clients: Clients) -> None:
+        self.clients = clients
+
+    async def navigate(
+        self, ctx: Context, corpus: str, request: NavigateRequest
+    ) -> NavigateResponse:
+        async with self.clients(ctx) as client:
             return await client.navigate(
                 corpus,
                 request.query,
@@ -110,17 +132,24 @@ def navigate_over_http(clients: Clients) -> Navigate:
                 direction=request.direction,
             )
 
-    return navigate
+    async def retrieve(
+        self, ctx: Context, corpus: str, request: RetrieveRequest
+    ) -> RetrieveResponse:
+        async with self.clients(ctx) as client:
+            return await client.retrieve(
+                corpus, request.query, k=request.k, where=request.where, params=request.params
+            )
 
 
 def build_server(
-    client: AsyncMnemoClient | Clients, corpora: CorpusIds, navigator: Navigate | None = None
+    client: AsyncMnemoClient | Clients, corpora: CorpusIds, reads: Reads | None = None
 ) -> MCPServer:
     """The MCP server over `client` (or the client of each call); `corpora` are the corpus ids
-    `list_corpora` reports; `navigator` answers `navigate` (by default `client`, over HTTP)."""
+    `list_corpora` reports; `reads` answers `navigate` and `retrieve` (by default `client`, over
+    HTTP)."""
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version="0.1.0")
     clients = one_client(client) if isinstance(client, AsyncMnemoClient) else client
-    answer = navigator or navigate_over_http(clients)
+    answer = reads or ReadsOverHttp(clients)
 
     async def known() -> list[str]:
         ids = corpora if isinstance(corpora, Sequence) else await corpora()
@@ -151,7 +180,7 @@ def build_server(
             query=query, from_=seed, budget=budget, where=where, mode=mode, direction=direction
         )
         try:
-            return await answer(ctx, corpus, request)
+            return await answer.navigate(ctx, corpus, request)
         except MnemoError as error:
             raise _refused(error) from error
 
@@ -163,9 +192,9 @@ def build_server(
         k: Annotated[int, Field(description="how many documents (1-100)")] = 5,
         where: Annotated[str | None, Field(description="a filter over the documents")] = None,
     ) -> RetrieveResponse:
+        request = RetrieveRequest(query=query, k=k, where=where)
         try:
-            async with clients(ctx) as client:
-                return await client.retrieve(corpus, query, k=k, where=where)
+            return await answer.retrieve(ctx, corpus, request)
         except MnemoError as error:
             raise _refused(error) from error
 

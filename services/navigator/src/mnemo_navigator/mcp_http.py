@@ -3,13 +3,13 @@
 The tools and resources are `mnemo_client.mcp_server`'s, the ones `mnemo mcp serve` offers over
 stdio, with the bearer token of the HTTP request that carried the call: the tenant and any pinned
 scope come from that token exactly as for an HTTP caller, every call passes the same checks and is
-audited as its HTTP twin. `navigate` calls the navigate use case directly, through the functions
-the HTTP route uses (`caller_of`, the body model `NavigateBody`, `navigate_request`,
-`navigate_out`, `api_error`): the principal is the one `TokenFirstMiddleware` verified, and an
-error is the route's status, code and message. This saves the second HTTP exchange (request and
-answer encoded and decoded again, the API's middleware, the token verified twice, one log line
-per call). The other tools are answered by the navigator's own HTTP API in process (an
-`httpx.ASGITransport` on the API's ASGI app).
+audited as its HTTP twin. `navigate` and `retrieve` call their use cases directly, through the
+functions their HTTP routes use (`caller_of`, the body models, `navigate_request`/`navigate_out`,
+`retrieve_request`/`retrieve_out`, `api_error`): the principal is the one `TokenFirstMiddleware`
+verified, and an error is the route's status, code and message. This saves a second HTTP
+exchange per call (request and answer encoded and decoded again, the API's middleware, the token
+verified twice, one log line). The other tools are answered by the navigator's own HTTP API in
+process (an `httpx.ASGITransport` on the API's ASGI app).
 
 `TokenFirstMiddleware` verifies the token before the MCP transport reads the body: a request
 without a valid one gets the API's 401. The transport is stateless and answers JSON (no session
@@ -21,8 +21,9 @@ this endpoint answers nothing without a bearer token, which a browser never send
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from typing import TypeVar
 
 import asyncpg
 import httpx
@@ -32,9 +33,14 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 from mnemo_auth import Principal, TokenVerifier
 from mnemo_client import AsyncMnemoClient, RetryPolicy
-from mnemo_client.errors import error_for
-from mnemo_client.mcp_server import Navigate, build_server
-from mnemo_client.models import NavigateRequest, NavigateResponse
+from mnemo_client.errors import MnemoError, error_for
+from mnemo_client.mcp_server import build_server
+from mnemo_client.models import (
+    NavigateRequest,
+    NavigateResponse,
+    RetrieveRequest,
+    RetrieveResponse,
+)
 from mnemo_service import TRANSIENT
 from mnemo_store.registry import list_corpora
 from pydantic import ValidationError
@@ -44,6 +50,7 @@ from starlette.routing import Route
 from mnemo_navigator.corpus_forms import FormsNavigator
 from mnemo_navigator.routes import (
     NavigateBody,
+    RetrieveBody,
     TokenFirstMiddleware,
     api_error,
     authenticate,
@@ -52,10 +59,13 @@ from mnemo_navigator.routes import (
     invalid_request,
     navigate_out,
     navigate_request,
+    retrieve_out,
+    retrieve_request,
     verified_principal,
 )
 
 MCP_PATH = "/mcp"
+T = TypeVar("T")
 MAX_LISTED_CORPORA = 100
 """`list_corpora` over HTTP reports at most this many published store corpora (each is one
 audited documents read)."""
@@ -84,28 +94,62 @@ def _principal(ctx: Context, verifier: TokenVerifier) -> Principal:
     return verified or authenticate(verifier, _authorization(ctx))
 
 
-def navigate_in_process(navigator: FormsNavigator, verifier: TokenVerifier) -> Navigate:
-    """`navigate` answered by the navigate use case, exactly as `POST …/navigate` answers it."""
+class ReadsInProcess:
+    """`navigate` and `retrieve` answered by the use cases, exactly as their routes answer them:
+    the same principal, body model, request, answer and error (as the `MnemoError` the HTTP
+    client would raise for the route's answer)."""
 
-    async def navigate(ctx: Context, corpus: str, request: NavigateRequest) -> NavigateResponse:
-        try:
-            principal = _principal(ctx, verifier)
-            checked = corpus_id.validate_python(corpus)
-            body = NavigateBody.model_validate(request.model_dump(by_alias=True))
-            result = await navigator.navigate(caller_of(principal), checked, navigate_request(body))
-        except ValidationError as error:
-            refused = invalid_request(error.errors())
-            raise error_for(refused.status, refused.code, refused.message) from error
-        except Exception as error:
-            answer = api_error(error, TRANSIENT)
-            if answer is None:
-                raise
-            raise error_for(answer.status, answer.code, answer.message) from error
+    def __init__(self, navigator: FormsNavigator, verifier: TokenVerifier) -> None:
+        self.navigator = navigator
+        self.verifier = verifier
+
+    async def navigate(
+        self, ctx: Context, corpus: str, request: NavigateRequest
+    ) -> NavigateResponse:
+        with _as_answered():
+            checked = _valid(("path", "corpus"), lambda: corpus_id.validate_python(corpus))
+            body = _valid(("body",), lambda: NavigateBody.model_validate(request.model_dump()))
+            who = caller_of(_principal(ctx, self.verifier))
+            result = await self.navigator.navigate(who, checked, navigate_request(body))
         return NavigateResponse.model_validate(
             navigate_out(checked, result).model_dump(by_alias=True)
         )
 
-    return navigate
+    async def retrieve(
+        self, ctx: Context, corpus: str, request: RetrieveRequest
+    ) -> RetrieveResponse:
+        with _as_answered():
+            checked = _valid(("path", "corpus"), lambda: corpus_id.validate_python(corpus))
+            body = _valid(("body",), lambda: RetrieveBody.model_validate(request.model_dump()))
+            who = caller_of(_principal(ctx, self.verifier))
+            result = await self.navigator.retrieve(who, checked, retrieve_request(body))
+        return RetrieveResponse.model_validate(
+            retrieve_out(checked, result).model_dump(by_alias=True)
+        )
+
+
+def _valid(where: tuple[str, ...], check: Callable[[], T]) -> T:
+    """`check()`, or the 422 the route answers when its path or body fails the same check."""
+    try:
+        return check()
+    except ValidationError as error:
+        refused = invalid_request([{**e, "loc": (*where, *e["loc"])} for e in error.errors()])
+        raise error_for(refused.status, refused.code, refused.message) from error
+
+
+@contextmanager
+def _as_answered() -> Iterator[None]:
+    """An error of the use case raised as the `MnemoError` of the route's answer to it; an error
+    the API does not map goes on as it is (a 500 there)."""
+    try:
+        yield
+    except MnemoError:
+        raise
+    except Exception as error:
+        answer = api_error(error, TRANSIENT)
+        if answer is None:
+            raise
+        raise error_for(answer.status, answer.code, answer.message) from error
 
 
 def mount_mcp(
@@ -127,7 +171,7 @@ def mount_mcp(
         ) as client:
             yield client
 
-    server = build_server(client_of, corpora, navigate_in_process(navigator, verifier))
+    server = build_server(client_of, corpora, ReadsInProcess(navigator, verifier))
     server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         stateless_http=True,

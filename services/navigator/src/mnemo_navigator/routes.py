@@ -33,6 +33,7 @@ from mnemo_navigator.use_cases import (
     NavigateRequest,
     NavigateResult,
     RetrieveRequest,
+    RetrieveResult,
     server_timing,
     source_uri,
 )
@@ -359,6 +360,27 @@ def navigate_out(corpus: str, result: NavigateResult) -> NavigateOut:
     )
 
 
+def retrieve_request(body: RetrieveBody) -> RetrieveRequest:
+    """The retrieve use case's request for a checked body."""
+    return RetrieveRequest(query=body.query, k=body.k, where=body.where, params=body.params)
+
+
+def retrieve_out(corpus: str, result: RetrieveResult) -> RetrieveOut:
+    """The API's answer for a retrieval from `corpus`."""
+    return RetrieveOut(
+        items=[
+            RetrievedOut(
+                id=item.id,
+                title=item.title,
+                content=item.body if item.body is not None else item.title,
+                similarity=min(max(item.similarity, 0.0), 1.0),
+                source_uri=result.source_uris.get(item.id) or source_uri(corpus, item.id),
+            )
+            for item in result.items
+        ]
+    )
+
+
 def api_router(navigator: FormsNavigator, verifier: TokenVerifier) -> APIRouter:
     router = APIRouter(prefix="/v1", responses=_ERRORS)
 
@@ -385,25 +407,10 @@ def api_router(navigator: FormsNavigator, verifier: TokenVerifier) -> APIRouter:
     async def retrieve(
         corpus: Corpus, body: RetrieveBody, who: Who, response: Response
     ) -> RetrieveOut:
-        result = await navigator.retrieve(
-            who,
-            corpus,
-            RetrieveRequest(query=body.query, k=body.k, where=body.where, params=body.params),
-        )
+        result = await navigator.retrieve(who, corpus, retrieve_request(body))
         if result.timings:
             response.headers["Server-Timing"] = server_timing(result.timings)
-        return RetrieveOut(
-            items=[
-                RetrievedOut(
-                    id=item.id,
-                    title=item.title,
-                    content=item.body if item.body is not None else item.title,
-                    similarity=min(max(item.similarity, 0.0), 1.0),
-                    source_uri=result.source_uris.get(item.id) or source_uri(corpus, item.id),
-                )
-                for item in result.items
-            ]
-        )
+        return retrieve_out(corpus, result)
 
     @router.post("/corpora/{corpus}/search", response_model=SearchOut)
     async def search(corpus: Corpus, body: SearchBody, who: Who) -> SearchOut:
