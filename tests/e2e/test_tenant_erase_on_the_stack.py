@@ -1,7 +1,7 @@
 """Erasing a tenant on the running stack while its rows keep arriving over the HTTP write API:
 nothing of it is left in any table, the navigator no longer answers its token (nor from its
-cached graph), rows that arrive after the erase are dead-lettered by ingest with the reason, and its
-audit chain verifies with every payload redacted."""
+cached graph), rows that arrive after the erase are dead-lettered by ingest with the reason (and
+a replay of them is refused), and its audit chain verifies with every payload redacted."""
 
 from __future__ import annotations
 
@@ -149,6 +149,10 @@ def test_a_tenant_erased_while_rows_arrive_leaves_nothing_and_its_chain_verifies
             letters = [json.loads(line) for line in listed.stdout.splitlines()]
             time.sleep(0.5)
         assert "has been erased" in letters[0]["reason"] or "unknown tenant" in letters[0]["reason"]
+        # Its dead letter is never published again: a replay refuses it, naming it.
+        replayed = mnemo("dlt", "replay", letters[0]["name"], "--wait", "0")
+        assert replayed.returncode == 1, replayed.stdout
+        assert f"not replayed {letters[0]['name']}: tenant {tenant} was erased" in replayed.stderr
 
         assert asyncio.run(_left(tenant)) == {}
         # The erased tenant's token no longer navigates (its cached graph is never served).
