@@ -110,3 +110,29 @@ def test_a_merge_equals_the_rows_of_the_changed_corpus(
     assert described(merged) == described(rows_of(new, new_edges))
     assert merged.ascending
     assert ids_in_order(merged.ids)
+
+
+def test_a_load_read_out_of_key_order_is_sorted_and_a_repeated_key_is_no_key() -> None:
+    def arrays(keys: list[int]) -> GraphArrays:
+        return GraphArrays(
+            corpus="c",
+            revision=1,
+            ids=["a", "b"],
+            titles=["a", "b"],
+            bodies=None,
+            edge_source=np.array([0, 1, 0], dtype=np.int64),
+            edge_target=np.array([1, 0, 0], dtype=np.int64),
+            edge_type=np.array([0, 1, 2], dtype=np.int8),
+            edge_weight=np.array([0.1, 0.2, 0.3]),
+            edge_key=np.array(keys, dtype=np.int64),
+        )
+
+    shuffled = GraphRows.from_arrays(arrays([7, 3, 5]), "1:1:", 0)
+    assert shuffled is not None
+    assert shuffled.edge_key.tolist() == [3, 5, 7]
+    assert shuffled.edge_type.tolist() == [1, 2, 0]
+    assert shuffled.edge_weight.tolist() == [0.2, 0.3, 0.1]
+    in_order = GraphRows.from_arrays(arrays([3, 5, 7]), "1:1:", 0)
+    assert in_order is not None
+    assert in_order.edge_type.tolist() == [0, 1, 2]
+    assert GraphRows.from_arrays(arrays([3, 5, 3]), "1:1:", 0) is None

@@ -218,10 +218,22 @@ class GraphRows(GraphArrays):
         """The rows of a keyed full load (None when it was not keyed or is truncated)."""
         if arrays.edge_key is None or arrays.truncated:
             return None
-        order = np.argsort(arrays.edge_key, kind="stable")
-        keys = arrays.edge_key[order]
-        if keys.shape[0] > 1 and bool((keys[1:] == keys[:-1]).any()):
-            return None  # not a key after all
+        keys = arrays.edge_key
+        source, target = arrays.edge_source, arrays.edge_target
+        etype, weight = arrays.edge_type, arrays.edge_weight
+        if keys.shape[0] > 1 and not bool((keys[1:] > keys[:-1]).all()):
+            # Not read in key order (a table read in its physical order mostly is): sorted, with
+            # every column; already in order, the columns are taken as they are.
+            order = np.argsort(keys, kind="stable")
+            keys = keys[order]
+            if bool((keys[1:] == keys[:-1]).any()):
+                return None  # not a key after all
+            source, target, etype, weight = (
+                source[order],
+                target[order],
+                etype[order],
+                weight[order],
+            )
         return cls(
             corpus=arrays.corpus,
             snapshot=snapshot,
@@ -231,10 +243,10 @@ class GraphRows(GraphArrays):
             titles=arrays.titles,
             bodies=arrays.bodies,
             edge_key=keys,
-            edge_source=arrays.edge_source[order],
-            edge_target=arrays.edge_target[order],
-            edge_type=arrays.edge_type[order],
-            edge_weight=arrays.edge_weight[order],
+            edge_source=source,
+            edge_target=target,
+            edge_type=etype,
+            edge_weight=weight,
             documents_read=arrays.n_documents,
             edges_read=arrays.n_edges,
             ascending=ids_in_order(arrays.ids),
