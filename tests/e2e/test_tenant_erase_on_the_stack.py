@@ -93,9 +93,9 @@ def test_a_tenant_erased_while_rows_arrive_leaves_nothing_and_its_chain_verifies
                         },
                         headers={"Authorization": f"Bearer {writer}"},
                     )
-                    # 403: the navigator knows the tenant is gone; 503: the row was queued in the
+                    # 403: the navigator knows the tenant is gone; 410: the row was queued in the
                     # outbox and the erase removed it before the relay sent it.
-                    if answer.status_code in (403, 503):
+                    if answer.status_code in (403, 410):
                         refused.append(answer.json()["error"]["code"])
                         return
                     assert answer.status_code == 202, answer.text
@@ -115,7 +115,7 @@ def test_a_tenant_erased_while_rows_arrive_leaves_nothing_and_its_chain_verifies
             thread.join(30)
         stop.set()
         assert len(refused) == len(writers)
-        assert set(refused) <= {"UNKNOWN_TENANT", "NOT_YET_PUBLISHED"}
+        assert set(refused) <= {"UNKNOWN_TENANT", "TENANT_ERASED"}
 
         # A last row straight onto the persist topic (the navigator and `mnemo persist` no longer
         # take any): the tenant's rows share a partition, so once ingest has dead-lettered it,
