@@ -1,7 +1,8 @@
 """The relay's Kafka publisher sends straight through the client the broker holds: the records
 carry the stored headers (content type, trace context) and the event id as FastStream's
 `correlation_id`, keyed by tenant into the partition the broker's own publish picks; a sampled
-event still gets a producer span whose context the record carries."""
+event still gets a producer span whose context the record carries, one span for the events one
+transaction wrote in one trace."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from mnemo_events.broker import create_broker
 from mnemo_events.provisioning import ensure_topics
 from mnemo_events.settings import KafkaSettings
 from mnemo_service.relay import KafkaPublisher, kafka_producer
-from mnemo_store import OutboxMessage
+from mnemo_store import GroupingPublisher, OutboxMessage
 from mnemo_telemetry import tracing
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -106,3 +107,37 @@ async def test_records_go_through_the_brokers_client_with_their_headers_and_even
     assert len(spans) == 1  # the sampled event's producer span, none for the dropped one
     assert format(spans[0].context.trace_id, "032x") == TRACE_ID
     assert sampled["traceparent"] == (f"00-{TRACE_ID}-{spans[0].context.span_id:016x}-01".encode())
+
+
+async def test_events_written_together_in_a_sampled_trace_share_one_producer_span(
+    broker: KafkaBroker, kafka_bootstrap: str
+) -> None:
+    exporter = InMemorySpanExporter()
+    tracing.configure_tracing(
+        "test",
+        None,
+        sampler=tracing.sampler_from("parentbased_traceidratio", "0.01"),
+        processor=SimpleSpanProcessor(exporter),
+    )
+    topic = f"mnemo.test.relay-publisher.{uuid.uuid4().hex[:8]}.v1"
+    await ensure_topics(KafkaSettings(bootstrap=kafka_bootstrap, partitions=PARTITIONS), [topic])
+    tenant = uuid.uuid4()
+    publisher = KafkaPublisher(broker)
+    assert isinstance(publisher, GroupingPublisher)
+    together = [message(tenant, topic, 0, "01") for _ in range(3)]  # one transaction's rows
+    alone = message(tenant, topic, 7, "01")  # another trace
+    acks = await publisher.enqueue_all([*together, alone])
+    assert len(acks) == 4
+    for ack in acks:
+        await ack
+    records = await read(kafka_bootstrap, topic, 4)
+    spans = exporter.get_finished_spans()
+    assert len(spans) == 2
+    shared = next(
+        s for s in spans if (s.attributes or {}).get("messaging.batch.message_count") == 3
+    )
+    parents = [dict(r.headers)["traceparent"] for r in records]  # type: ignore[attr-defined]
+    assert parents.count(f"00-{TRACE_ID}-{shared.context.span_id:016x}-01".encode()) == 3
+    assert [dict(r.headers)["correlation_id"] for r in records[:3]] == [  # type: ignore[attr-defined]
+        str(m.event_id).encode() for m in together
+    ]

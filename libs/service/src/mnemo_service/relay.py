@@ -21,6 +21,8 @@ from mnemo_store import OutboxMessage
 from mnemo_telemetry.tracing import producer_span
 from opentelemetry import context as otel_context
 
+BATCH_COUNT = "messaging.batch.message_count"
+"""OpenTelemetry's attribute for the number of messages a producer span sent."""
 CORRELATION_ID = "correlation_id"
 """FastStream's header for a message's correlation id (its consumers read it from there)."""
 
@@ -50,7 +52,10 @@ def kafka_producer(broker: KafkaBroker) -> KafkaClient | None:
 
 
 class KafkaPublisher:
-    """A batch is sent in order and its acknowledgements awaited together (`PipelinedPublisher`)."""
+    """A batch is sent in order and its acknowledgements awaited together (`GroupingPublisher`):
+    consecutive events of one topic with the same stored headers (the rows one transaction wrote
+    in one trace, e.g. an HTTP write's) go under one producer span, each record carrying its
+    context, instead of a span each."""
 
     def __init__(self, broker: KafkaBroker) -> None:
         self._broker = broker
@@ -68,6 +73,38 @@ class KafkaPublisher:
         try:
             with producer_span(message.topic):
                 return await self._send(message, outgoing_headers(stored))
+        finally:
+            otel_context.detach(token)
+
+    async def enqueue_all(self, messages: Sequence[OutboxMessage]) -> list[Awaitable[object]]:
+        acks: list[Awaitable[object]] = []
+        start = 0
+        while start < len(messages):
+            first = messages[start]
+            end = start + 1
+            while (
+                end < len(messages)
+                and messages[end].topic == first.topic
+                and messages[end].headers == first.headers
+            ):
+                end += 1
+            acks.extend(await self._enqueue_group(messages[start:end]))
+            start = end
+        return acks
+
+    async def _enqueue_group(self, group: Sequence[OutboxMessage]) -> list[Awaitable[object]]:
+        """Events of one topic with equal stored headers: one producer span (when sampled)."""
+        stored = dict(group[0].headers)
+        if unsampled_as_is(stored):
+            return [await self._send(message, stored) for message in group]
+        parent = context_from_headers([(k, v.encode()) for k, v in stored.items()])
+        token = otel_context.attach(parent)
+        try:
+            with producer_span(group[0].topic) as span:
+                if span.recording and len(group) > 1:
+                    span.span.set_attribute(BATCH_COUNT, len(group))
+                headers = outgoing_headers(stored)
+                return [await self._send(message, headers) for message in group]
         finally:
             otel_context.detach(token)
 

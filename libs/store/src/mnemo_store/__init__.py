@@ -24,6 +24,7 @@ from mnemo_store.errors import (
 from mnemo_store.loading import GraphArrays, LoadLimits
 from mnemo_store.outbox import (
     EventPublisher,
+    GroupingPublisher,
     OutboxEvent,
     OutboxMessage,
     OutboxRelay,
@@ -42,6 +43,7 @@ __all__ = [
     "EdgeDelta",
     "EventPublisher",
     "GraphArrays",
+    "GroupingPublisher",
     "InvalidTenantNameError",
     "InvalidValueError",
     "LoadLimits",

@@ -77,6 +77,20 @@ class PipelinedPublisher(Protocol):
     async def enqueue(self, message: OutboxMessage) -> Awaitable[object]: ...
 
 
+@runtime_checkable
+class GroupingPublisher(Protocol):
+    """A pipelining publisher that takes a claimed batch at once (`enqueue_all`), in order: it may
+    then do once what events of one trace share (the services' Kafka publisher opens one producer
+    span for consecutive events written together, rather than one each). Returns one awaitable
+    per message, as `PipelinedPublisher.enqueue` would; several may be the same."""
+
+    async def publish(self, message: OutboxMessage) -> None: ...
+
+    async def enqueue(self, message: OutboxMessage) -> Awaitable[object]: ...
+
+    async def enqueue_all(self, messages: Sequence[OutboxMessage]) -> list[Awaitable[object]]: ...
+
+
 INSERT_SQL = (
     "INSERT INTO mnemo.outbox (axon_tenant, event_id, topic, key, payload, headers)"
     " VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb)"
@@ -240,12 +254,18 @@ class OutboxRelay:
             return published, None
         failure: BaseException | None = None
         acks: list[Awaitable[object]] = []
-        for row in rows:
+        if isinstance(publisher, GroupingPublisher):
             try:
-                acks.append(await publisher.enqueue(_message(row)))
-            except BaseException as error:
+                acks = await publisher.enqueue_all([_message(row) for row in rows])
+            except BaseException as error:  # none is marked; any handed over goes again
                 failure = error
-                break
+        else:
+            for row in rows:
+                try:
+                    acks.append(await publisher.enqueue(_message(row)))
+                except BaseException as error:
+                    failure = error
+                    break
         results = await asyncio.gather(*acks, return_exceptions=True)
         published = []
         failed_tenants: set[uuid.UUID] = set()
