@@ -12,6 +12,7 @@ found (another FastStream layout) is published through as before.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Sequence
 from typing import Any, Protocol
 
@@ -79,24 +80,33 @@ class KafkaPublisher:
     async def enqueue_all(self, messages: Sequence[OutboxMessage]) -> list[Awaitable[object]]:
         acks: list[Awaitable[object]] = []
         start = 0
-        while start < len(messages):
-            first = messages[start]
-            end = start + 1
-            while (
-                end < len(messages)
-                and messages[end].topic == first.topic
-                and messages[end].headers == first.headers
-            ):
-                end += 1
-            acks.extend(await self._enqueue_group(messages[start:end]))
-            start = end
+        try:
+            while start < len(messages):
+                first = messages[start]
+                end = start + 1
+                while (
+                    end < len(messages)
+                    and messages[end].topic == first.topic
+                    and messages[end].headers == first.headers
+                ):
+                    end += 1
+                await self._enqueue_group(messages[start:end], acks)
+                start = end
+        except Exception as error:  # this one and every later one failed; earlier ones stand
+            failed: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+            failed.set_exception(error)
+            acks.extend([failed] * (len(messages) - len(acks)))
         return acks
 
-    async def _enqueue_group(self, group: Sequence[OutboxMessage]) -> list[Awaitable[object]]:
+    async def _enqueue_group(
+        self, group: Sequence[OutboxMessage], acks: list[Awaitable[object]]
+    ) -> None:
         """Events of one topic with equal stored headers: one producer span (when sampled)."""
         stored = dict(group[0].headers)
         if unsampled_as_is(stored):
-            return [await self._send(message, stored) for message in group]
+            for message in group:
+                acks.append(await self._send(message, stored))
+            return
         parent = context_from_headers([(k, v.encode()) for k, v in stored.items()])
         token = otel_context.attach(parent)
         try:
@@ -104,7 +114,8 @@ class KafkaPublisher:
                 if span.recording and len(group) > 1:
                     span.span.set_attribute(BATCH_COUNT, len(group))
                 headers = outgoing_headers(stored)
-                return [await self._send(message, headers) for message in group]
+                for message in group:
+                    acks.append(await self._send(message, headers))
         finally:
             otel_context.detach(token)
 

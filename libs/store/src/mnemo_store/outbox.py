@@ -82,7 +82,8 @@ class GroupingPublisher(Protocol):
     """A pipelining publisher that takes a claimed batch at once (`enqueue_all`), in order: it may
     then do once what events of one trace share (the services' Kafka publisher opens one producer
     span for consecutive events written together, rather than one each). Returns one awaitable
-    per message, as `PipelinedPublisher.enqueue` would; several may be the same."""
+    per message, as `PipelinedPublisher.enqueue` would (several may be the same); a message it
+    could not hand over has an awaitable that raises, as has every one after it."""
 
     async def publish(self, message: OutboxMessage) -> None: ...
 
