@@ -10,8 +10,9 @@ Postgres and Kafka (`make up`):
    the owner role (`MNEMO_OWNER_DATABASE_URL`).
 2. Every passage goes to ingest as a persist command (keyed by tenant).
 3. The edge classifier receives ingest's `document.persisted` events and sends its edges back to
-   ingest. The run waits until every document is stored, the classifier's and ingest's consumer
-   groups have nothing left to read, and the edge count has stopped moving.
+   ingest. The run waits until every document is stored, the tenant's outbox holds nothing
+   unpublished, the classifier's and ingest's consumer groups have nothing left to read, and the
+   edge count has stopped moving.
 4. Each question goes to the navigator: `POST /v1/corpora/<corpus>/navigate` with a development
    token (`mnemo_auth.DEVELOPMENT_SECRET`) and the budget; the direction only when one is given
    (`--direction`): otherwise the navigator's default, the one engine mode walks in.
@@ -66,6 +67,16 @@ async def _tenant_count(owner: asyncpg.Connection, tenant: uuid.UUID, table: str
     async with owner.transaction():
         await owner.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
         return int(await owner.fetchval(f"SELECT count(*) FROM {table}"))
+
+
+async def _unpublished(owner: asyncpg.Connection, tenant: uuid.UUID) -> int:
+    """The tenant's outbox rows the relay has not published yet: stored documents whose
+    `document.persisted` the classifier has not been sent (no consumer group counts them)."""
+    async with owner.transaction():
+        await owner.execute("SELECT set_config('mnemo.tenant', $1, true)", str(tenant))
+        return int(
+            await owner.fetchval("SELECT count(*) FROM mnemo.outbox WHERE published_at IS NULL")
+        )
 
 
 async def _persist(
@@ -125,7 +136,7 @@ async def _run(
         while True:
             stored = await _tenant_count(owner, tenant, store_table(docs))
             count = await _tenant_count(owner, tenant, store_table(edges_table))
-            behind = await lag(bootstrap, services.groups)
+            behind = await lag(bootstrap, services.groups) + await _unpublished(owner, tenant)
             now = time.monotonic()
             if count != edges_count:
                 edges_count, stable_since = count, now
@@ -143,7 +154,8 @@ async def _run(
             if now - started > WAIT_SECONDS:
                 raise SystemExit(
                     f"service mode: after {WAIT_SECONDS:.0f} s, {stored} documents stored,"
-                    f" {count} edges, {behind} records unread by the classifier and ingest"
+                    f" {count} edges, {behind} records unread by the classifier and ingest or"
+                    " unpublished in the outbox"
                 )
             await asyncio.sleep(1.0)
         say(f"stored {stored} documents and {edges_count} edges in {now - started:.0f} s")
