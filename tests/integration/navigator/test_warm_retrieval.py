@@ -87,6 +87,65 @@ async def test_both_paths_return_the_same_items_for_the_same_snapshot(
     assert from_memory == cold
 
 
+@settings(
+    max_examples=10,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    corpus=documents,
+    writes=st.lists(
+        st.dictionaries(
+            st.sampled_from(IDS),
+            st.tuples(plain_texts(), st.none() | plain_texts()),
+            min_size=1,
+            max_size=3,
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+    query=queries,
+    k=st.integers(min_value=1, max_value=9),
+)
+async def test_a_graph_refreshed_through_layered_postings_answers_what_postgres_does(
+    declare: Declare,
+    new_tenant: NewTenant,
+    service: Service,
+    corpus: dict[str, tuple[str, str | None]],
+    writes: list[dict[str, tuple[str, str | None]]],
+    query: str,
+    k: int,
+) -> None:
+    # Each write batch is merged into the cached graph by a refresh, whose term index is the
+    # earlier one plus layers (changed documents: tests/unit/mdn/test_incremental.py): memory
+    # still answers as Postgres.
+    arena = await declare(adaptive=False)
+    tenant = await new_tenant()
+
+    def rows(batch: dict[str, tuple[str, str | None]], tag: str) -> list[dict[str, object]]:
+        return [
+            {"id": i + tag, "tenant_id": "c1", "title": t, "body": b} for i, (t, b) in batch.items()
+        ]
+
+    # Filler enough that a batch changes under a quarter of the graph (past it, a rebuild).
+    filler = {f"f{k:02d}": (f"{WORDS[k % len(WORDS)]} filler", None) for k in range(24)}
+    await arena.write(tenant, rows(corpus | filler, ""))
+    await warm(service, arena, tenant)
+    for number, batch in enumerate(writes):
+        await arena.write(tenant, rows(batch, f"-{number}"))
+        from_store, store_path = await served(service, arena, tenant, query, k)
+        response = await service.client.post(
+            f"/v1/corpora/{arena.name}/navigate",
+            json={"query": "beta"},
+            headers=service.token(tenant),
+        )
+        assert response.status_code == 200, response.text
+        assert response.json()["diagnostics"]["cache"] == "refresh"
+        from_memory, memory_path = await served(service, arena, tenant, query, k)
+        assert (store_path, memory_path) == ("store", "memory")
+        assert from_memory == from_store
+
+
 async def test_a_write_after_the_graph_was_cached_is_answered_by_postgres_and_seen(
     declare: Declare, new_tenant: NewTenant, service: Service
 ) -> None:
