@@ -22,7 +22,9 @@ under each of `SAMPLING` (the default sampler, which records every span, and
 decides at ingest), with no collector and with an OTLP endpoint nobody listens on; each run's rows
 per CPU second of the ingest process, and its ratio to the default's (or the first run's, without
 the default) (target: ≥ 2× at 0.01). `--only sampling` runs just these (written to
-bench/results/ingest_bench_sampling.json), `--sampling-runs 'default,ratio 0.01'` some of them.
+bench/results/ingest_bench_sampling.json), `--sampling-runs 'default,ratio 0.01'` some of them,
+`--sampling-rounds N` all of them N times over, each round's ratios to its own first run (the load
+of a shared machine moves between rounds) and the median printed.
 
 `--only http` runs the HTTP write path instead (issue 23): the same ingest process, and a navigator
 process of this run (`python -m mnemo_navigator`, HTTP only, its persist topic the ingest's)
@@ -611,11 +613,17 @@ async def consumer_batches(port: int, topic: str) -> dict[str, float | None]:
 
 
 async def run_sampling(
-    setup: Setup, rows: int, labels: set[str] | None = None, baseline_ref: str | None = None
+    setup: Setup,
+    rows: int,
+    labels: set[str] | None = None,
+    baseline_ref: str | None = None,
+    round_: int = 0,
 ) -> list[dict[str, Any]]:
     """The batched service under each of `SAMPLING` (those of `labels`): its rows per CPU second;
-    first, with `baseline_ref`, the service of that commit under its default sampler."""
+    first, with `baseline_ref`, the service of that commit under its default sampler. `round_`
+    tells the topics of repeated rounds apart."""
     runs = []
+    tag = f"-r{round_}" if round_ else ""
     if baseline_ref:
         sources = Path(tempfile.mkdtemp(prefix="ingest_bench_baseline_"))
         try:
@@ -623,7 +631,7 @@ async def run_sampling(
                 setup,
                 rows=rows,
                 batch=500,
-                name="sampling-baseline",
+                name=f"sampling-baseline{tag}",
                 tracing_env={},
                 pythonpath=export_sources(baseline_ref, sources),
             )
@@ -639,7 +647,7 @@ async def run_sampling(
             env["OTEL_TRACES_SAMPLER_ARG"] = ratio
         if endpoint:
             env["MNEMO_OTLP_ENDPOINT"] = f"http://127.0.0.1:{free_port()}"
-        name = "sampling-" + label.replace(" ", "-").replace(",", "").replace(".", "p")
+        name = "sampling-" + label.replace(" ", "-").replace(",", "").replace(".", "p") + tag
         run = await run_service(setup, rows=rows, batch=500, name=name, tracing_env=env)
         runs.append({"label": label, "tracing_env": env, **run})
     default = (
@@ -680,6 +688,12 @@ async def main() -> None:
     parser.add_argument("--sampling", action="store_true", help="add the tracing cost runs")
     parser.add_argument("--sampling-rows", type=int, default=20_000)
     parser.add_argument(
+        "--sampling-rounds",
+        type=int,
+        default=1,
+        help="repeat the sampling runs (each round compared with its own first run)",
+    )
+    parser.add_argument(
         "--sampling-runs",
         help="comma-separated labels of SAMPLING to run (default: all), e.g. 'default,ratio 0.01'",
     )
@@ -711,7 +725,12 @@ async def main() -> None:
             )
         if args.sampling or args.only == "sampling":
             labels = set(args.sampling_runs.split(",")) if args.sampling_runs else None
-            sampling = await run_sampling(setup, args.sampling_rows, labels, args.baseline_ref)
+            # Rounds one after another: under a shared machine's changing load, each run is
+            # compared with the first run of its own round (the older code, or the default).
+            for round_ in range(args.sampling_rounds):
+                sampling += await run_sampling(
+                    setup, args.sampling_rows, labels, args.baseline_ref, round_
+                )
     finally:
         await setup.remove()
         await owner.close()
@@ -799,6 +818,16 @@ async def main() -> None:
         )
     if sampling:
         print_sampling(sampling)
+        if args.sampling_rounds > 1:
+            by_label: dict[str, list[float]] = {}
+            for run in sampling:
+                by_label.setdefault(run["label"], []).append(run["rows_per_cpu_second_vs_default"])
+            for label, ratios in by_label.items():
+                ratios.sort()
+                print(
+                    f"{label}: median {ratios[len(ratios) // 2]:.2f}x over "
+                    f"{len(ratios)} rounds ({', '.join(f'{r:.2f}' for r in ratios)})"
+                )
         if args.only == "sampling" and not args.sampling_runs:
             SAMPLING_RESULTS.parent.mkdir(exist_ok=True)
             SAMPLING_RESULTS.write_text(json.dumps(results, indent=2) + "\n")
