@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal
 
 import mnemo_mdn.incremental as incremental
 import numpy as np
@@ -20,7 +19,6 @@ from mnemo_mdn import (
     apply_reinforcements,
     epr,
 )
-from mnemo_mdn.frontier import Adjacency, adjacency
 from mnemo_mdn.graph import ids_in_order
 from mnemo_mdn.incremental import GraphChange, carry_over
 from mnemo_mdn.relevance import TERMS_MEMO, TermIndex, _build_term_index, term_index
@@ -289,70 +287,3 @@ def test_ids_in_order_holds_only_for_strings_strictly_ascending() -> None:
     assert not ids_in_order(["a", "a"])
     assert not ids_in_order(["b", "a"])
     assert not ids_in_order(["a", 2])
-
-
-@settings(max_examples=150, deadline=None)
-@given(
-    st.integers(1, 30),
-    st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), max_size=60),
-    st.sets(st.integers(0, 60), max_size=8),
-    st.lists(st.tuples(st.integers(0, 80), st.integers(0, 80)), max_size=10),
-)
-def test_adjacency_carried_past_added_documents_and_appended_edges_equals_a_rebuild(
-    n: int,
-    edges: list[tuple[int, int]],
-    inserted: set[int],
-    appended: list[tuple[int, int]],
-) -> None:
-    old_ids = [f"d{2 * k:03d}" for k in range(n)]
-    new_ids = sorted(set(old_ids) | {f"d{2 * k + 1:03d}" for k in inserted})
-    position = {doc_id: k for k, doc_id in enumerate(new_ids)}
-    old_edges = [(s % n, t % n) for s, t in edges]
-    moved = np.array([position[i] for i in old_ids], dtype=np.int64)
-    new_edges = [(int(moved[s]), int(moved[t])) for s, t in old_edges]
-    new_edges += [(s % len(new_ids), t % len(new_ids)) for s, t in appended]
-
-    def graph(ids: list[str], pairs: list[tuple[int, int]]) -> CorpusGraph:
-        return CorpusGraph.from_arrays(
-            ids,
-            ids,
-            edge_source=np.array([s for s, _ in pairs], dtype=np.int64),
-            edge_target=np.array([t for _, t in pairs], dtype=np.int64),
-            edge_type=np.zeros(len(pairs), dtype=np.int64),
-            edge_weight=np.full(len(pairs), 0.5),
-            order="id",
-        )
-
-    before, after = graph(old_ids, old_edges), graph(new_ids, new_edges)
-    endpoints: tuple[Literal["source", "target"], ...] = ("source", "target")
-    for endpoint in endpoints:
-        adjacency(before, endpoint)
-    changed = np.array(sorted(set(range(len(new_ids))) - set(moved.tolist())), dtype=np.int64)
-    carry_over(before, after, GraphChange(moved, changed))
-    rebuilt = graph(new_ids, new_edges)
-    for endpoint in endpoints:
-        carried = after.memoised(f"structure:adjacency:{endpoint}")
-        assert isinstance(carried, Adjacency)
-        expected = adjacency(rebuilt, endpoint)
-        assert carried.starts.tolist() == expected.starts.tolist()
-        assert carried.edges.tolist() == expected.edges.tolist()
-
-
-def test_adjacency_is_not_carried_when_an_old_edge_changed_its_endpoints() -> None:
-    ids = ["a", "b", "c"]
-
-    def graph(targets: list[int]) -> CorpusGraph:
-        return CorpusGraph.from_arrays(
-            ids,
-            ids,
-            edge_source=np.array([0, 1]),
-            edge_target=np.array(targets),
-            edge_type=np.zeros(2, dtype=np.int64),
-            edge_weight=np.full(2, 0.5),
-            order="id",
-        )
-
-    before, after = graph([1, 2]), graph([1, 0])
-    adjacency(before, "source")
-    carry_over(before, after, GraphChange(np.arange(3), np.zeros(0, dtype=np.int64)))
-    assert after.memoised("structure:adjacency:source") is None

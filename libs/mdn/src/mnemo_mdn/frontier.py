@@ -50,59 +50,6 @@ def adjacency(graph: CorpusGraph, endpoint: Literal["source", "target"]) -> Adja
     return graph.memo(f"{STRUCTURAL_MEMO_PREFIX}adjacency:{endpoint}", build)
 
 
-def carry_adjacency(previous: CorpusGraph, graph: CorpusGraph, moved: IndexArray) -> None:
-    """Seed `graph`'s adjacency lists from `previous`'s when `graph` is `previous` with documents
-    added (`moved[k]`: old document k's position in `graph`, none gone) and edges appended: its
-    first edges are the old ones, in order, between the same documents. Each old group moves to
-    its document's new position and the appended edges join the end of theirs (a later edge index
-    sorts last), as a rebuild groups them; one copy of the lists instead of a counting sort of
-    every edge (about a quarter of a second at 5M edges). Nothing when the graphs do not fit."""
-    m_old = previous.n_edges
-    held = [
-        endpoint
-        for endpoint in ("source", "target")
-        if isinstance(previous.memoised(f"{STRUCTURAL_MEMO_PREFIX}adjacency:{endpoint}"), Adjacency)
-    ]
-    if (
-        not held
-        or graph.n_edges < m_old
-        or moved.shape != (previous.n_documents,)
-        or bool((moved < 0).any())
-        or not np.array_equal(moved.take(previous.edge_source), graph.edge_source[:m_old])
-        or not np.array_equal(moved.take(previous.edge_target), graph.edge_target[:m_old])
-    ):
-        return
-    for endpoint in held:
-        key = f"{STRUCTURAL_MEMO_PREFIX}adjacency:{endpoint}"
-        old = previous.memoised(key)
-        if isinstance(old, Adjacency) and graph.memoised(key) is None:
-            keys = graph.edge_source if endpoint == "source" else graph.edge_target
-            carried = _moved_groups(old, moved, keys[m_old:], m_old, graph.n_documents)
-            graph.memo(key, lambda carried=carried: carried)  # type: ignore[misc]
-
-
-def _moved_groups(
-    old: Adjacency, moved: IndexArray, added_keys: npt.NDArray[np.integer], first: int, n: int
-) -> Adjacency:
-    """`old`'s groups at `moved` positions, plus edges `first, first + 1, ...` with `added_keys`."""
-    old_sizes = np.diff(old.starts)
-    sizes = np.zeros(n, dtype=np.int64)
-    sizes[moved] = old_sizes
-    added = np.bincount(added_keys, minlength=n).astype(np.int64)
-    starts = np.concatenate(([0], np.cumsum(sizes + added))).astype(np.int64)
-    edges = np.empty(int(starts[-1]), dtype=np.int64)
-    # Old entries shift by where their group starts now; the groups keep their order.
-    shift = np.repeat(starts.take(moved) - old.starts[:-1], old_sizes)
-    edges[np.arange(len(old.edges), dtype=np.int64) + shift] = old.edges
-    if len(added_keys):
-        order = np.argsort(added_keys, kind="stable")
-        ordered_keys = np.asarray(added_keys, dtype=np.int64).take(order)
-        rank = np.arange(len(order)) - np.searchsorted(ordered_keys, ordered_keys)
-        at = starts.take(ordered_keys) + sizes.take(ordered_keys) + rank
-        edges[at] = order + first
-    return Adjacency(starts, edges)
-
-
 def negative_incidence(graph: CorpusGraph) -> Adjacency:
     """Distrust edges grouped by either endpoint: `of(k)` are the negative edges touching k.
 

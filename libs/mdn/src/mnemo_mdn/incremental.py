@@ -12,8 +12,6 @@ given a `GraphChange` (where each old document went, and which documents are new
   postings, lengths, average length); only the row numbers of terms may differ, and a term no
   document holds any more stays with empty postings (a rebuild leaves it out: both answer
   document frequency 0).
-- the walk's adjacency lists, when documents were only added and edges only appended (a write of
-  new documents and edges: `frontier.carry_adjacency`);
 - a warm start for EPR: each EPR the predecessor computed becomes the starting vector of the same
   computation on the successor (`signed_pagerank.epr` reads it; moved to the successor's positions
   only when read, when there are update states that will most likely make it unneeded). It stops at a tenth of `tol`, so
@@ -32,7 +30,6 @@ import numpy as np
 import numpy.typing as npt
 
 from mnemo_mdn.epr_update import ChannelState, moved_state
-from mnemo_mdn.frontier import carry_adjacency
 from mnemo_mdn.graph import CorpusGraph, FloatArray, IndexArray
 from mnemo_mdn.relevance import TERMS_MEMO, Postings, TermIndex, has_bodies, text_pairs
 from mnemo_mdn.signed_pagerank import (
@@ -86,7 +83,6 @@ def carry_over(previous: CorpusGraph, graph: CorpusGraph, change: GraphChange) -
         updated = updated_term_index(old_terms, graph, change, kept)
         if updated is not None:
             graph.memo(TERMS_MEMO, lambda: updated)
-    carry_adjacency(previous, graph, change.moved)
     small = len(np.unique(change.changed)) <= _MAX_CHANGED_SHARE * graph.n_documents
     for key, value in previous.memo_items():
         if key.startswith(EPR_MEMO_PREFIX) and isinstance(value, EprResult):
