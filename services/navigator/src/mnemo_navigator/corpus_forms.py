@@ -87,6 +87,7 @@ from mnemo_navigator.use_cases import (
     RetrieveRequest,
     RetrieveResult,
     checked_query,
+    documents_page_query,
     goal_text,
     source_uri,
 )
@@ -645,7 +646,7 @@ class FormsNavigator:
             raise _not_served(entry)
         following = sorted((d for d in listed if after is None or d.id > after), key=lambda d: d.id)
         page = following[:limit]
-        described = f"documents limit={limit}" + ("" if after is None else f" after={after}")
+        described = documents_page_query(limit, after)
         async with self._declared.tenant(caller.principal.tenant) as work:
             await work.append(
                 self._navigator.query_audit(

@@ -94,6 +94,11 @@ MAX_QUERY_CHARS = 4096
 # --------------------------------------------------------------------------------------- requests
 
 
+def documents_page_query(limit: int, after: str | None) -> str:
+    """What a documents page's audit row records as its query."""
+    return f"documents limit={limit}" + ("" if after is None else f" after={after}")
+
+
 @dataclass(frozen=True, slots=True)
 class NavigateRequest:
     query: str
@@ -582,7 +587,7 @@ class Navigator:
             rows = await tx.graph.documents_page(corpus, after, limit + 1, scope)
             more = len(rows) > limit
             rows = rows[:limit]
-            described = f"documents limit={limit}" + ("" if after is None else f" after={after}")
+            described = documents_page_query(limit, after)
             await tx.audit.append(
                 self.query_audit(
                     caller,
