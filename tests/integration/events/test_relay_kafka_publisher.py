@@ -12,10 +12,10 @@ from collections.abc import AsyncIterator
 import pytest
 from aiokafka import AIOKafkaConsumer
 from faststream.kafka import KafkaBroker
-from mnemo_events.broker import create_broker
+from mnemo_events.broker import create_broker, kafka_producer
 from mnemo_events.provisioning import ensure_topics
 from mnemo_events.settings import KafkaSettings
-from mnemo_service.relay import KafkaPublisher, kafka_producer
+from mnemo_service.relay import KafkaPublisher
 from mnemo_store import GroupingPublisher, OutboxMessage
 from mnemo_telemetry import tracing
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor

@@ -48,8 +48,8 @@ class Recorder:
         self.handled.extend(str(i.envelope.data.values["title"]) for i in items)
         return []
 
-    async def dead_letter(self, letter: DeadLetter) -> None:
-        self.letters.append(letter)
+    async def dead_letter(self, letters: Sequence[DeadLetter]) -> None:
+        self.letters.extend(letters)
 
 
 def consumer(recorder: Recorder, stopping: asyncio.Event | None = None) -> Consumer[PersistRow]:

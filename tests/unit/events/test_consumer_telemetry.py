@@ -60,8 +60,8 @@ async def test_each_record_is_processed_in_a_span_of_its_producers_trace(
                 pass
         return [Rejection(items[1].delivery, "unknown store 'Docs'")]
 
-    async def dead_letter(letter: DeadLetter) -> None:
-        letters.append(letter)
+    async def dead_letter(batch: Sequence[DeadLetter]) -> None:
+        letters.extend(batch)
 
     subject = Consumer(
         topic=TOPIC,

@@ -181,8 +181,8 @@ async def consumed(records: Sequence[Delivery]) -> list[Received[PersistRow]]:
             handle.end()
         return []
 
-    async def dead_letter(letter: DeadLetter) -> None:
-        raise AssertionError(letter.reason)
+    async def dead_letter(letters: Sequence[DeadLetter]) -> None:
+        raise AssertionError([letter.reason for letter in letters])
 
     subject = Consumer(
         topic=TOPIC,

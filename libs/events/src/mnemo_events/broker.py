@@ -5,7 +5,8 @@ and the one way to publish an event: JSON envelope, tenant as key, W3C trace hea
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
+from typing import Any, Protocol
 
 from aiokafka.partitioner import DefaultPartitioner, murmur2
 from faststream.kafka import KafkaBroker
@@ -17,6 +18,30 @@ from mnemo_events.settings import KafkaSettings
 from mnemo_events.tracing import outgoing_headers
 
 CONTENT_TYPE = "application/json"
+
+
+class KafkaClient(Protocol):
+    """What the relay uses of aiokafka's `AIOKafkaProducer`."""
+
+    async def send(
+        self,
+        topic: str,
+        value: bytes,
+        key: bytes | None = None,
+        *,
+        headers: Sequence[tuple[str, bytes]] | None = None,
+    ) -> Awaitable[object]: ...
+
+
+def kafka_producer(broker: KafkaBroker) -> KafkaClient | None:
+    """The started aiokafka producer `broker` publishes through, or None (not started yet, or a
+    FastStream whose producer lives elsewhere)."""
+    state: Any = getattr(getattr(broker.config, "producer", None), "_producer", None)
+    producer: Any = getattr(state, "producer", None)
+    if producer is None or not callable(getattr(producer, "send", None)):
+        return None
+    client: KafkaClient = producer
+    return client
 
 
 class KeyHashPartitioner:

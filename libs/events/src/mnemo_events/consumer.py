@@ -45,7 +45,7 @@ from mnemo_telemetry.tracing import SpanHandle, start_consumer_span
 from opentelemetry import context as otel_context
 from pydantic import ValidationError
 
-from mnemo_events.dead_letters import DeadLetter, Delivery, publish_dead_letter
+from mnemo_events.dead_letters import DeadLetter, Delivery, publish_dead_letters
 from mnemo_events.errors import Rejected
 from mnemo_events.models import Envelope, Message
 from mnemo_events.settings import KafkaSettings
@@ -109,7 +109,7 @@ class RetryPolicy:
         )
 
 
-DeadLetterSink = Callable[[DeadLetter], Awaitable[None]]
+DeadLetterSink = Callable[[Sequence[DeadLetter]], Awaitable[None]]
 
 
 class Stopped(Exception):  # noqa: N818 (a state, not a failure)
@@ -237,8 +237,9 @@ class Consumer(Generic[DataT]):
                 letter.delivery.offset,
                 letter.reason,
             )
-            await self._dead_letters(letter)
             metrics.DEAD_LETTERS.labels(self.service, self.topic, code).inc()
+        if letters:
+            await self._dead_letters(letters)
         self.dead_lettered += len(letters)
         self.processed += len(deliveries)
         messages = metrics.MESSAGES
@@ -439,8 +440,8 @@ def build_consumer(
     """A `Consumer` that dead-letters through `broker`, subscribed on it; returns both.
     `service` labels its metrics (default: the group without its `mnemo.` prefix)."""
 
-    async def dead_letter(letter: DeadLetter) -> None:
-        await publish_dead_letter(broker, letter, consumer=group)
+    async def dead_letter(letters: Sequence[DeadLetter]) -> None:
+        await publish_dead_letters(broker, letters, consumer=group)
 
     consumer = Consumer(
         topic=topic,

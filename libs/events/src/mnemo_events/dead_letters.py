@@ -8,11 +8,14 @@ original offset, so one bad message never stops its partition.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from faststream.kafka import KafkaBroker
 
+from mnemo_events.broker import kafka_producer
 from mnemo_events.topics import dead_letter_topic
 
 REASON = "mnemo-dlt-reason"
@@ -84,9 +87,38 @@ def dead_letter_headers(letter: DeadLetter, consumer: str) -> dict[str, str]:
 
 async def publish_dead_letter(broker: KafkaBroker, letter: DeadLetter, consumer: str) -> None:
     """Republish `letter`'s record to its `<topic>.dlt`; returns once the broker has it."""
-    await broker.publish(
-        letter.delivery.value,
-        topic=dead_letter_topic(letter.delivery.topic),
-        key=letter.delivery.key,
-        headers=dead_letter_headers(letter, consumer),
-    )
+    await publish_dead_letters(broker, [letter], consumer)
+
+
+async def publish_dead_letters(
+    broker: KafkaBroker, letters: Sequence[DeadLetter], consumer: str
+) -> None:
+    """Republish each letter's record to its `<topic>.dlt`, in order, and return once the broker
+    has them all: the records are queued one after another on the broker's Kafka client and their
+    acknowledgements awaited together (one round trip for a batch's poison, not one per record,
+    and without FastStream's per-publish command and middleware chain). A broker whose client
+    cannot be found is published through one record at a time."""
+    producer = kafka_producer(broker)
+    if producer is None:
+        for letter in letters:
+            await broker.publish(
+                letter.delivery.value,
+                topic=dead_letter_topic(letter.delivery.topic),
+                key=letter.delivery.key,
+                headers=dead_letter_headers(letter, consumer),
+            )
+        return
+    acks: list[Awaitable[object]] = []
+    for letter in letters:
+        headers = [
+            (name, value.encode()) for name, value in dead_letter_headers(letter, consumer).items()
+        ]
+        acks.append(
+            await producer.send(
+                dead_letter_topic(letter.delivery.topic),
+                letter.delivery.value,
+                key=letter.delivery.key,
+                headers=headers,
+            )
+        )
+    await asyncio.gather(*acks)

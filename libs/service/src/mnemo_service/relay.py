@@ -6,7 +6,7 @@ producer per process, idempotent, the broker's partitioner), not through FastStr
 whose command object, middleware chain and random correlation id cost more per record than the
 client's own send. What FastStream would add is kept: the stored headers (content type and trace
 context) and a `correlation_id` header, here the event id (an id that names the event, where
-FastStream's was random). `kafka_producer` finds the client; a broker whose client cannot be
+FastStream's was random). `mnemo_events.broker.kafka_producer` finds the client; a broker whose client cannot be
 found (another FastStream layout) is published through as before.
 """
 
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Sequence
-from typing import Any, Protocol
 
 from faststream.kafka import KafkaBroker
+from mnemo_events.broker import kafka_producer
 from mnemo_events.tracing import context_from_headers, outgoing_headers, unsampled_as_is
 from mnemo_store import OutboxMessage
 from mnemo_telemetry.tracing import producer_span
@@ -26,30 +26,6 @@ BATCH_COUNT = "messaging.batch.message_count"
 """OpenTelemetry's attribute for the number of messages a producer span sent."""
 CORRELATION_ID = "correlation_id"
 """FastStream's header for a message's correlation id (its consumers read it from there)."""
-
-
-class KafkaClient(Protocol):
-    """What the relay uses of aiokafka's `AIOKafkaProducer`."""
-
-    async def send(
-        self,
-        topic: str,
-        value: bytes,
-        key: bytes | None = None,
-        *,
-        headers: Sequence[tuple[str, bytes]] | None = None,
-    ) -> Awaitable[object]: ...
-
-
-def kafka_producer(broker: KafkaBroker) -> KafkaClient | None:
-    """The started aiokafka producer `broker` publishes through, or None (not started yet, or a
-    FastStream whose producer lives elsewhere)."""
-    state: Any = getattr(getattr(broker.config, "producer", None), "_producer", None)
-    producer: Any = getattr(state, "producer", None)
-    if producer is None or not callable(getattr(producer, "send", None)):
-        return None
-    client: KafkaClient = producer
-    return client
 
 
 class KafkaPublisher:
