@@ -3,6 +3,7 @@ they take, with no Postgres: refusals, pinned scopes, cache phases, budgets, mem
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import uuid
 from collections.abc import Mapping, Sequence
@@ -19,7 +20,7 @@ from mnemo_navigator.errors import (
     UnknownCorpusError,
     UnknownTenantError,
 )
-from mnemo_navigator.fakes import InMemoryCatalogue, InMemoryStore
+from mnemo_navigator.fakes import InMemoryCatalogue, InMemoryGraphReads, InMemoryStore
 from mnemo_navigator.ports import CorpusEntry
 from mnemo_navigator.use_cases import (
     MAX_QUERY_CHARS,
@@ -328,6 +329,105 @@ async def test_a_deletion_since_the_cached_graph_reloads_it_in_full() -> None:
     world.store.delete(world.tenant, world.corpus.relations, lambda row: row["to_id"] == "c")
     again = await world.navigate()
     assert again.cache == "miss"
+
+
+class HeldReads:
+    """The in-memory graph reads, counted, with the first load held after its rows are read (its
+    snapshot) until the `arrivals`-th revision read (then the requests that began meanwhile have
+    all missed the cache and wait for that build), or for good when not `release`."""
+
+    def __init__(
+        self, monkeypatch: pytest.MonkeyPatch, arrivals: int, *, release: bool = True
+    ) -> None:
+        self.loads = self.refreshes = self.revisions = 0
+        self.held, self.arrived = asyncio.Event(), asyncio.Event()
+        gate = asyncio.Event()
+        load, refresh, revision = (
+            InMemoryGraphReads.load,
+            InMemoryGraphReads.refresh,
+            InMemoryGraphReads.revision,
+        )
+
+        async def counted_revision(reads: InMemoryGraphReads, corpus_id: str) -> int:
+            self.revisions += 1
+            if self.revisions == arrivals:
+                self.arrived.set()
+                if release:
+                    gate.set()
+            return await revision(reads, corpus_id)
+
+        async def held_load(reads: InMemoryGraphReads, *args: Any) -> Any:
+            self.loads += 1
+            rows = await load(reads, *args)
+            if self.loads == 1:
+                self.held.set()
+                await gate.wait()
+            return rows
+
+        async def counted_refresh(reads: InMemoryGraphReads, *args: Any) -> Any:
+            self.refreshes += 1
+            return await refresh(reads, *args)
+
+        monkeypatch.setattr(InMemoryGraphReads, "revision", counted_revision)
+        monkeypatch.setattr(InMemoryGraphReads, "load", held_load)
+        monkeypatch.setattr(InMemoryGraphReads, "refresh", counted_refresh)
+
+
+async def test_navigations_missing_the_cache_together_wait_for_one_build(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    world = make_world(adaptive=False)
+    reads = HeldReads(monkeypatch, arrivals=4)
+    answers = await asyncio.gather(*(world.navigate() for _ in range(4)))
+    assert reads.loads == 1
+    assert [a.cache for a in answers] == ["miss", "hit", "hit", "hit"]
+    assert {a.navigation.path for a in answers} == {answers[0].navigation.path}
+    assert all("wait" in a.timings for a in answers[1:])
+
+
+async def test_a_navigation_begun_after_a_builds_snapshot_does_not_take_its_graph(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    world = make_world(adaptive=False)
+    reads = HeldReads(monkeypatch, arrivals=2)
+    first = asyncio.create_task(world.navigate())
+    await reads.held.wait()  # its rows are read: the write below is not among them
+    world.write([{"id": "e", "tenant_id": "c1", "title": "epsilon alpha", "body": None}])
+    later = await world.navigate("epsilon", seed=None)
+    assert (await first).cache == "miss"
+    assert later.cache == "refresh"
+    assert later.revision == (await first).revision + 1
+    assert later.navigation.path[0] == "e"
+
+
+async def test_navigations_waiting_on_a_stale_build_share_the_next_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    world = make_world(adaptive=False)
+    reads = HeldReads(monkeypatch, arrivals=3)
+    first = asyncio.create_task(world.navigate())
+    await reads.held.wait()
+    world.write([{"id": "e", "tenant_id": "c1", "title": "epsilon alpha", "body": None}])
+    later = await asyncio.gather(*(world.navigate("epsilon", seed=None) for _ in range(2)))
+    assert (await first).cache == "miss"
+    assert (reads.loads, reads.refreshes) == (1, 1)
+    assert [a.cache for a in later] == ["refresh", "hit"]
+    assert all(a.navigation.path[0] == "e" for a in later)
+
+
+async def test_when_the_build_they_wait_for_fails_the_waiters_build_once_themselves(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    world = make_world(adaptive=False)
+    reads = HeldReads(monkeypatch, arrivals=3, release=False)
+    first = asyncio.create_task(world.navigate())
+    waiting = [asyncio.create_task(world.navigate()) for _ in range(2)]
+    await reads.arrived.wait()
+    first.cancel()
+    answers = await asyncio.gather(*waiting)
+    assert first.cancelled()
+    assert reads.loads == 2
+    assert [a.cache for a in answers] == ["miss", "hit"]
 
 
 async def test_without_a_cache_every_navigation_loads_the_graph() -> None:

@@ -9,10 +9,11 @@ query (a search goal's text included) is at most `MAX_QUERY_CHARS` characters of
 
 Navigate reads the graph through the cache, proven fresh against the revision read in the
 request's own snapshot (a stale cached graph is refreshed from the rows changed since it was read,
-`mnemo_store.refresh`), walks it with `mnemo_mdn`, and, for an adaptive corpus, remembers the
-outcome, reinforces the traversed edges in the same scope and queues the audit event in one
-transaction that first locks the corpus's revision row. When that lock shows nobody wrote since
-the cached revision, the cache moves forward by the same relative update instead of reloading.
+`mnemo_store.refresh`; requests that miss together wait for one build of it), walks it with
+`mnemo_mdn`, and, for an adaptive corpus, remembers the outcome, reinforces the traversed edges
+in the same scope and queues the audit event in one transaction that first locks the corpus's
+revision row. When that lock shows nobody wrote since the cached revision, the cache moves
+forward by the same relative update instead of reloading.
 
 Every navigation times its phases (`Timings`: the corpus check, the revision read, the refresh or
 load, building the graph, EPR, the walk, the memory and audit transaction); the HTTP answer carries
@@ -80,7 +81,7 @@ from mnemo_navigator.observability import (
     traced_navigation,
     traced_retrieval,
 )
-from mnemo_navigator.ports import Catalogue, Transactions
+from mnemo_navigator.ports import Catalogue, TenantWork, Transactions
 from mnemo_navigator.warm_retrieval import retrieve_from_graph
 
 PRODUCER = "mnemo.navigator"
@@ -149,6 +150,16 @@ class NavigateResult:
     computed again, but memory, reinforcement and audit happened once, the first time."""
     timings: Mapping[str, float] = field(default_factory=dict)
     """Milliseconds per phase (`Timings`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _SharedBuild:
+    """A graph one request built, offered to the requests that waited for it: fresh for those
+    that began before `snapshot_at` (a `time.perf_counter()` taken before its snapshot)."""
+
+    graph: CorpusGraph
+    revision: int
+    snapshot_at: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,6 +275,8 @@ class Navigator:
         # per-scope graph lives in the cache alone, so an eviction releases it.
         self._corpora: dict[str, tuple[str, StoreCorpus]] = {}
         self._tenants_seen: dict[uuid.UUID, float] = {}
+        # Per cache key, the build under way (`_graph`): what it will cache, None if it fails.
+        self._building: dict[CacheKey, asyncio.Future[_SharedBuild | None]] = {}
 
     @property
     def cache(self) -> GraphCache:
@@ -372,7 +385,7 @@ class Navigator:
             scope, digest = self.scope_for(principal, corpus, request.where, request.params)
         key: CacheKey = (principal.tenant, corpus.name, digest)
         graph, revision, cache_state, history = await self._graph(
-            principal.tenant, corpus, scope, key, digest, timings
+            principal.tenant, corpus, scope, key, digest, timings, started
         )
         with timings.phase("epr"):
             await observe_graph(graph)
@@ -466,52 +479,102 @@ class Navigator:
         key: CacheKey,
         digest: str,
         timings: Timings,
+        begun: float,
     ) -> tuple[CorpusGraph, int, CacheState, list[StoredOutcome]]:
         """The graph in `scope`, proven fresh: revision and rows from one snapshot taken after the
-        request began; plus the scope's recent outcomes for the procedural bias."""
-        async with self._db.tenant(tenant, read_only=True) as tx:
-            with timings.phase("revision"):
-                revision = await tx.graph.revision(corpus.name)
-            cached = self._cache.get(key, revision)
-            state: CacheState = "hit"
-            if cached is not None:
-                graph = cached.graph
-            else:
-                caching = self._cache.max_bytes > 0
-                state = "miss" if caching else "off"
-                limits = self._policy.limits
-                rows: GraphRows | None = None
-                previous = self._cache.peek(key) if caching else None
-                if previous is not None and previous.rows is not None:
-                    with timings.phase("refresh"):
-                        rows = await tx.graph.refresh(corpus, previous.rows, scope, limits)
-                    state = "miss" if rows is None else "refresh"
-                if rows is None:
-                    with timings.phase("load"):
-                        arrays, rows = await tx.graph.load(corpus, scope, limits)
-                if rows is not None:
-                    before = previous if state == "refresh" else None
-                    graph, nbytes, steps = await asyncio.to_thread(_built, rows, before, caching)
-                    timings.ms.update(steps)
-                    rows = replace(rows, change=None)  # used: the cache need not hold it
-                    revision = rows.revision
-                else:
-                    with timings.phase("build"):
-                        graph = await asyncio.to_thread(arrays.to_graph)
-                    with timings.phase("size"):
-                        nbytes = await asyncio.to_thread(graph_bytes, graph) if caching else 0
-                    revision = arrays.revision
-                if caching:
-                    self._cache.put(key, graph, revision, rows, nbytes=nbytes)
-                    if self._cache.release_due():  # what it evicted, back to the system
-                        await asyncio.to_thread(self._cache.release_memory)
-            history: list[StoredOutcome] = []
-            if corpus.adaptive:
-                with timings.phase("outcomes"):
-                    history = await tx.memory.recent_outcomes(
-                        corpus.name, digest, DEFAULT_PARAMS.horizon
-                    )
-        return graph, revision, state, history
+        request began (`begun`, a `time.perf_counter()`); plus the scope's recent outcomes for the
+        procedural bias.
+
+        One build per key at a time: a request that misses the cache while another builds that
+        key waits for it (holding no connection) and takes its graph when the build's snapshot was
+        taken after this request began, as fresh as one of its own; otherwise it looks again. So
+        navigations that arrive together after a write cost one refresh, not one each."""
+        while True:
+            snapshot_at = time.perf_counter()
+            async with self._db.tenant(tenant, read_only=True) as tx:
+                with timings.phase("revision"):
+                    revision = await tx.graph.revision(corpus.name)
+                cached = self._cache.get(key, revision)
+                running = self._building.get(key)
+                if cached is not None or running is None:
+                    state: CacheState = "hit"
+                    if cached is not None:
+                        graph = cached.graph
+                    else:
+                        graph, revision, state = await self._build(
+                            tx, corpus, scope, key, snapshot_at, timings
+                        )
+                    return graph, revision, state, await self._history(tx, corpus, digest, timings)
+            with timings.phase("wait"):
+                await asyncio.wait([running])  # never cancels the build for its other waiters
+            shared = running.result()
+            if shared is not None and shared.snapshot_at >= begun:
+                async with self._db.tenant(tenant, read_only=True) as tx:
+                    history = await self._history(tx, corpus, digest, timings)
+                return shared.graph, shared.revision, "hit", history
+
+    async def _build(
+        self,
+        tx: TenantWork,
+        corpus: StoreCorpus,
+        scope: Scope,
+        key: CacheKey,
+        snapshot_at: float,
+        timings: Timings,
+    ) -> tuple[CorpusGraph, int, CacheState]:
+        """Refresh (or load) and build the graph of `key` in `tx`, caching it, while the requests
+        that miss meanwhile wait for it (`_building`)."""
+        running: asyncio.Future[_SharedBuild | None] = asyncio.get_running_loop().create_future()
+        self._building[key] = running
+        shared: _SharedBuild | None = None
+        try:
+            graph, revision, state = await self._built_graph(tx, corpus, scope, key, timings)
+            shared = _SharedBuild(graph, revision, snapshot_at)
+        finally:
+            del self._building[key]
+            running.set_result(shared)  # None: the build failed; a waiter then tries itself
+        return graph, revision, state
+
+    async def _built_graph(
+        self, tx: TenantWork, corpus: StoreCorpus, scope: Scope, key: CacheKey, timings: Timings
+    ) -> tuple[CorpusGraph, int, CacheState]:
+        caching = self._cache.max_bytes > 0
+        state: CacheState = "miss" if caching else "off"
+        limits = self._policy.limits
+        rows: GraphRows | None = None
+        previous = self._cache.peek(key) if caching else None
+        if previous is not None and previous.rows is not None:
+            with timings.phase("refresh"):
+                rows = await tx.graph.refresh(corpus, previous.rows, scope, limits)
+            state = "miss" if rows is None else "refresh"
+        if rows is None:
+            with timings.phase("load"):
+                arrays, rows = await tx.graph.load(corpus, scope, limits)
+        if rows is not None:
+            before = previous if state == "refresh" else None
+            graph, nbytes, steps = await asyncio.to_thread(_built, rows, before, caching)
+            timings.ms.update(steps)
+            rows = replace(rows, change=None)  # used: the cache need not hold it
+            revision = rows.revision
+        else:
+            with timings.phase("build"):
+                graph = await asyncio.to_thread(arrays.to_graph)
+            with timings.phase("size"):
+                nbytes = await asyncio.to_thread(graph_bytes, graph) if caching else 0
+            revision = arrays.revision
+        if caching:
+            self._cache.put(key, graph, revision, rows, nbytes=nbytes)
+            if self._cache.release_due():  # what it evicted, back to the system
+                await asyncio.to_thread(self._cache.release_memory)
+        return graph, revision, state
+
+    async def _history(
+        self, tx: TenantWork, corpus: StoreCorpus, digest: str, timings: Timings
+    ) -> list[StoredOutcome]:
+        if not corpus.adaptive:
+            return []
+        with timings.phase("outcomes"):
+            return await tx.memory.recent_outcomes(corpus.name, digest, DEFAULT_PARAMS.horizon)
 
     # -- retrieve and search
 
