@@ -385,33 +385,22 @@ async def test_navigations_missing_the_cache_together_wait_for_one_build(
     assert all("wait" in a.timings for a in answers[1:])
 
 
-async def test_a_navigation_begun_after_a_builds_snapshot_does_not_take_its_graph(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("later_count", [1, 2])
+async def test_navigations_begun_after_a_builds_snapshot_share_the_next_build_instead(
+    monkeypatch: pytest.MonkeyPatch, later_count: int
 ) -> None:
     world = make_world(adaptive=False)
-    reads = HeldReads(monkeypatch, arrivals=2)
+    reads = HeldReads(monkeypatch, arrivals=1 + later_count)
     first = asyncio.create_task(world.navigate())
     await reads.held.wait()  # its rows are read: the write below is not among them
     world.write([{"id": "e", "tenant_id": "c1", "title": "epsilon alpha", "body": None}])
-    later = await world.navigate("epsilon", seed=None)
-    assert (await first).cache == "miss"
-    assert later.cache == "refresh"
-    assert later.revision == (await first).revision + 1
-    assert later.navigation.path[0] == "e"
-
-
-async def test_navigations_waiting_on_a_stale_build_share_the_next_one(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    world = make_world(adaptive=False)
-    reads = HeldReads(monkeypatch, arrivals=3)
-    first = asyncio.create_task(world.navigate())
-    await reads.held.wait()
-    world.write([{"id": "e", "tenant_id": "c1", "title": "epsilon alpha", "body": None}])
-    later = await asyncio.gather(*(world.navigate("epsilon", seed=None) for _ in range(2)))
+    later = await asyncio.gather(
+        *(world.navigate("epsilon", seed=None) for _ in range(later_count))
+    )
     assert (await first).cache == "miss"
     assert (reads.loads, reads.refreshes) == (1, 1)
-    assert [a.cache for a in later] == ["refresh", "hit"]
+    assert [a.cache for a in later] == ["refresh"] + ["hit"] * (later_count - 1)
+    assert {a.revision for a in later} == {(await first).revision + 1}
     assert all(a.navigation.path[0] == "e" for a in later)
 
 
