@@ -18,6 +18,7 @@ from mnemo_axon import Deployment
 from mnemo_corpus import CorpusError, DirectoryCorpus, RetrievalEntry
 from mnemo_corpus.markdown import entry_title
 from mnemo_store.corpus_documents import CorpusDocument, store_corpus_documents
+from mnemo_store.registry import read_corpus
 
 from mnemo_cli.errors import CliError
 
@@ -107,12 +108,11 @@ async def store_documents(
     """Store each corpus's documents with the version the registry now holds for it."""
     lines: list[str] = []
     for corpus_id, listed in documents.items():
-        version = await connection.fetchval(
-            "SELECT version FROM mnemo.corpora WHERE corpus_id = $1", corpus_id
-        )
-        if version is None:
+        registered = await read_corpus(connection, corpus_id)
+        if registered is None:
             continue
-        result = await store_corpus_documents(connection, corpus_id, str(version), listed)
+        version = registered.version
+        result = await store_corpus_documents(connection, corpus_id, version, listed)
         lines.append(
             f"stored {result.written} documents of corpus {corpus_id} (version {version})"
             + (f", removed {result.removed} of older versions" if result.removed else "")

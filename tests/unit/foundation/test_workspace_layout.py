@@ -73,3 +73,13 @@ def test_ci_runs_the_command_the_readme_gives() -> None:
     assert "make check" in ci
     assert "make test" in readme
     assert "make run" in readme
+
+
+def test_the_registry_is_read_only_through_mnemo_store_registry() -> None:
+    """One home for the registry's rows: no other module writes a query over `mnemo.corpora`."""
+    home = ROOT / "libs" / "store" / "src" / "mnemo_store" / "registry.py"
+    query = re.compile(r"\bFROM\s+mnemo\.corpora\b", re.IGNORECASE)
+    sources = [*ROOT.glob("libs/*/src/**/*.py"), *ROOT.glob("services/*/src/**/*.py")]
+    sources += ROOT.glob("cli/src/**/*.py")
+    elsewhere = [p.relative_to(ROOT) for p in sources if p != home and query.search(p.read_text())]
+    assert elsewhere == []

@@ -46,6 +46,7 @@ import rfc8785
 from mnemo_store.audit_chain import ChainRow, ChainVerifier
 from mnemo_store.errors import StoreError, UnknownTenantError
 from mnemo_store.identifiers import STORE_SCHEMA, TENANT_COLUMN, quote
+from mnemo_store.registry import list_corpora
 
 FORMAT = 1
 PROGRESS_EVERY = 10_000
@@ -209,18 +210,15 @@ async def export_tenant(
                 tenant,
                 _Writer(directory, relative, progress),
             )
-        corpora = await connection.fetch(
-            "SELECT corpus_id, definition::text AS definition FROM mnemo.corpora ORDER BY corpus_id"
-        )
+        corpora = await list_corpora(connection)
         writer = _Writer(directory, "declarations.jsonl", None)
         names = {d["store"] for d in declared}
         for item in declared:
             writer.write({"store": item["store"], "columns": item["columns"]})
         for corpus in corpora:
-            definition = json.loads(corpus["definition"])
-            text = json.dumps(definition)
+            text = json.dumps(corpus.definition)
             if any(f'"{store}"' in text for store in names):
-                writer.write({"corpus": corpus["corpus_id"], "definition": definition})
+                writer.write({"corpus": corpus.corpus_id, "definition": corpus.definition})
         files["declarations.jsonl"] = writer.close()
         audit = _Writer(directory, "audit.jsonl", progress)
         head_seq, head_hash = 0, ""
