@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -21,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import asyncpg
 import httpx
@@ -41,8 +38,8 @@ from mnemo_store.audit_log import AuditLog, NewAuditEvent
 from mnemo_store.erasure import erase_tenant
 from mnemo_store.identifiers import store_table
 
-from tests.infrastructure import ROOT
 from tests.integration.navigator.conftest import navigator_dsn
+from tests.integration.scratch_database import on_database, scratch_database
 
 DECLARATIONS = """
 axonstore MoveDocs_{s} {{
@@ -73,15 +70,6 @@ STORE_QUERIES = ["rivers deltas", "glaciers mountains", "note 7 rivers", "deltas
 DECLARED_QUERIES = ["cache", "warm graphs cite the cache notes", "zzz unknown", "cache warm"]
 
 
-def on_database(dsn: str, database: str, role: str | None = None) -> str:
-    """`dsn` pointed at another database of the same cluster (as `role`, password its name)."""
-    parts = urlsplit(dsn)
-    netloc = parts.netloc
-    if role is not None:
-        netloc = f"{role}:{role}@{netloc.rsplit('@', 1)[-1]}"
-    return urlunsplit(parts._replace(netloc=netloc, path=f"/{database}"))
-
-
 @dataclass(frozen=True, slots=True)
 class Database:
     name: str
@@ -94,47 +82,14 @@ class Database:
 async def other_database(
     superuser_dsn: str, owner_dsn: str, app_dsn: str
 ) -> AsyncIterator[Database]:
-    """A new database on the test cluster, migrated to head as the owner role (the service roles
-    are the cluster's); dropped afterwards, whatever the test did."""
-    name = f"mnemo_import_{uuid.uuid4().hex[:12]}"
-    superuser = await asyncpg.connect(superuser_dsn)
-    try:
-        await superuser.execute(f'CREATE DATABASE "{name}" OWNER mnemo_owner')
-        try:
-            inside = await asyncpg.connect(on_database(superuser_dsn, name))
-            try:
-                await inside.execute("REVOKE ALL ON SCHEMA public FROM PUBLIC")
-            finally:
-                await inside.close()
-            database = Database(
-                name,
-                on_database(owner_dsn, name),
-                on_database(navigator_dsn(app_dsn), name),
-                on_database(owner_dsn, name, "mnemo_audit"),
-            )
-            migrated = await asyncio.to_thread(
-                subprocess.run,
-                [
-                    sys.executable,
-                    "-m",
-                    "alembic",
-                    "-c",
-                    "migrations/alembic.ini",
-                    "upgrade",
-                    "heads",
-                ],
-                cwd=ROOT,
-                env={**os.environ, OWNER_URL_VARIABLE: database.owner_dsn},
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            assert migrated.returncode == 0, migrated.stderr
-            yield database
-        finally:
-            await superuser.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await superuser.close()
+    """A new database on the test cluster, migrated to head (`scratch_database`)."""
+    async with scratch_database(superuser_dsn, owner_dsn, "mnemo_import_") as name:
+        yield Database(
+            name,
+            on_database(owner_dsn, name),
+            on_database(navigator_dsn(app_dsn), name),
+            on_database(owner_dsn, name, "mnemo_audit"),
+        )
 
 
 def write_documents(root: Path, s: str) -> None:
