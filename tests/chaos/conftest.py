@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -41,6 +40,7 @@ from mnemo_store.identifiers import store_table
 from tests.chaos.summary import DIRECTORY as SUMMARY_DIRECTORY
 from tests.chaos.summary import Row, Summary, table
 from tests.declarations import memory_corpus
+from tests.infrastructure import free_port
 from tests.waiting import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,12 +114,6 @@ def private_stack() -> Iterator[Stack]:
     finally:
         stack.script("kafka", "down")
         stack.script("postgres", "down")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass

@@ -7,12 +7,12 @@ scope a 403, both removing nothing."""
 from __future__ import annotations
 
 import os
-import time
 
 import httpx
 from mnemo_auth import DEVELOPMENT_SECRET, mint_token
 
 from tests.e2e.test_client import _documents_store, stack_world
+from tests.waiting import eventually_sync
 
 AUDIT = os.environ.get("MNEMO_AUDIT_URL", "http://127.0.0.1:8083")
 
@@ -64,9 +64,8 @@ def test_a_document_forgotten_over_http_is_gone_from_the_next_answer_and_audited
 
         # The audit service appends ingest's delete record; the chain verifies with it.
         auditor = mint_token(tenant=world.tenant_a, secret=DEVELOPMENT_SECRET, scopes=("audit",))
-        deadline = time.monotonic() + 30
-        found: list[dict[str, object]] = []
-        while not found and time.monotonic() < deadline:
+
+        def delete_rows() -> list[dict[str, object]]:
             page = httpx.get(
                 f"{AUDIT}/v1/audit",
                 params={"type": f"store:{store}:delete"},
@@ -74,10 +73,11 @@ def test_a_document_forgotten_over_http_is_gone_from_the_next_answer_and_audited
                 timeout=10,
             )
             assert page.status_code == 200, page.text
-            found = [row for row in page.json()["items"] if "ac1-1" in str(row)]
-            if not found:
-                time.sleep(0.3)
-        assert found, "no store:<name>:delete audit row within 30 s"
+            return [row for row in page.json()["items"] if "ac1-1" in str(row)]
+
+        found = eventually_sync(
+            delete_rows, within=30, what="no store:<name>:delete audit row", every=0.3
+        )
         assert "remember recall" not in str(found[0])
         verified = httpx.get(
             f"{AUDIT}/v1/audit/verify", headers={"Authorization": f"Bearer {auditor}"}, timeout=30

@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import threading
-import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +22,7 @@ from mnemo_events import PERSIST, PersistRow, new_envelope
 from mnemo_store.erasure import leftovers
 
 from tests.e2e.test_client import _documents_store, stack_world
+from tests.waiting import eventually_sync
 
 ROOT = Path(__file__).resolve().parents[2]
 MNEMO = str(ROOT / ".venv" / "bin" / "mnemo")
@@ -104,10 +104,12 @@ def test_a_tenant_erased_while_rows_arrive_leaves_nothing_and_its_chain_verifies
         writers = [threading.Thread(target=keep_writing) for _ in range(2)]
         for thread in writers:
             thread.start()
-        deadline = time.monotonic() + 30
-        while len(accepted) < 20:
-            assert time.monotonic() < deadline, "the writers got nothing accepted"
-            time.sleep(0.05)
+        eventually_sync(
+            lambda: len(accepted) >= 20,
+            within=30,
+            what=lambda: f"the writers got {len(accepted)} rows accepted, not 20",
+            every=0.05,
+        )
         erased = mnemo("tenant", "erase", tenant, "--yes", "--json")
         assert erased.returncode == 0, erased.stderr
         assert json.loads(erased.stdout)["left"] == {}
@@ -130,10 +132,8 @@ def test_a_tenant_erased_while_rows_arrive_leaves_nothing_and_its_chain_verifies
         asyncio.run(
             _produce(PERSIST, str(world.tenant_a).encode(), last.model_dump_json().encode())
         )
-        deadline = time.monotonic() + 90
-        letters: list[dict[str, str]] = []
-        while not letters:
-            assert time.monotonic() < deadline, "ingest dead-lettered nothing within 90 s"
+
+        def dead_letters() -> list[dict[str, str]]:
             listed = mnemo(
                 "dlt",
                 "list",
@@ -146,8 +146,11 @@ def test_a_tenant_erased_while_rows_arrive_leaves_nothing_and_its_chain_verifies
                 "--json",
             )
             assert listed.returncode == 0, listed.stderr
-            letters = [json.loads(line) for line in listed.stdout.splitlines()]
-            time.sleep(0.5)
+            return [json.loads(line) for line in listed.stdout.splitlines()]
+
+        letters = eventually_sync(
+            dead_letters, within=90, what="ingest dead-lettered nothing", every=0.5
+        )
         assert "has been erased" in letters[0]["reason"] or "unknown tenant" in letters[0]["reason"]
         # Its dead letter is never published again: a replay refuses it, naming it.
         replayed = mnemo("dlt", "replay", letters[0]["name"], "--wait", "0")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import uuid
@@ -23,13 +22,8 @@ from mnemo_events import (
     new_envelope,
 )
 
+from tests.infrastructure import free_port
 from tests.waiting import eventually_sync
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass

@@ -4,9 +4,7 @@ every tenant id with its chain length)."""
 
 from __future__ import annotations
 
-import asyncio
 import re
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +15,7 @@ import pytest
 from mnemo_store.audit_log import AuditLog
 
 from tests.integration.audit.service import AuditProcess, audit_process, produce, query_event
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -50,17 +49,22 @@ async def test_metrics_name_no_tenant_and_count_every_tenants_rows_together(
     await produce(
         kafka_bootstrap, service.topic, [query_event(t, n) for t in tenants for n in range(4)]
     )
-    deadline = time.monotonic() + 60
-    while [(await audit_log.verify(t)).rows for t in tenants] != [4, 4, 4]:
-        assert time.monotonic() < deadline, "the audit service did not append the events"
-        await asyncio.sleep(0.2)
+
+    async def appended() -> bool:
+        return [(await audit_log.verify(t)).rows for t in tenants] == [4, 4, 4]
+
+    await eventually(
+        appended, within=60, what="the audit service did not append the events", every=0.2
+    )
     async with httpx.AsyncClient(base_url=service.url) as client:
-        while True:  # the counter moves right after the commit the rows came from
+
+        async def counted() -> str:  # it moves right after the commit the rows came from
             metrics = (await client.get("/metrics")).text
-            if sample(metrics, "mnemo_audit_rows_appended_total") >= 12:
-                break
-            assert time.monotonic() < deadline, metrics
-            await asyncio.sleep(0.1)
+            return metrics if sample(metrics, "mnemo_audit_rows_appended_total") >= 12 else ""
+
+        metrics = await eventually(
+            counted, within=30, what="mnemo_audit_rows_appended_total never reached 12"
+        )
     assert UUID.findall(metrics) == []
     assert "tenant=" not in metrics
     assert sample(metrics, "mnemo_audit_rows_appended_total") == 12

@@ -15,7 +15,6 @@ import asyncio
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -38,6 +37,7 @@ from mnemo_events.topics import (
     dead_letter_topic,
 )
 
+from tests.infrastructure import free_port
 from tests.waiting import eventually
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -83,12 +83,6 @@ SERVICES = {
         (dead_letter_topic(AUDIT), CHECKPOINTS),
     ),
 }
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass

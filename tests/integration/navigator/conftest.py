@@ -4,10 +4,13 @@ through its ASGI app, connected as the navigator's own role."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import asyncpg
@@ -22,6 +25,8 @@ from mnemo_store import Store, StoreCorpus
 from mnemo_store.applier import apply_deployment
 from mnemo_store.identifiers import store_table
 from mnemo_telemetry.service import ServiceRuntime
+
+from tests.waiting import eventually
 
 TENANT_TABLES = (
     "outbox",
@@ -211,3 +216,28 @@ async def service(app_dsn: str) -> AsyncIterator[Service]:
     async with httpx.AsyncClient(transport=transport, base_url="http://navigator") as client:
         yield Service(runtime, client, pinned)
     await runtime.stop()
+
+
+@asynccontextmanager
+async def serving_navigator(
+    settings: Settings, *, probe: str = "/readyz", within: float = 30
+) -> AsyncIterator[str]:
+    """The navigator of `settings` running in this process (its own server on `settings.port`)
+    until the block ends; yields its base URL once `probe` answers 2xx. It must exit 0 on stop."""
+    runtime = create_app(settings)
+    serving = asyncio.create_task(runtime.run())
+    base = f"http://127.0.0.1:{settings.port}"
+
+    async def answers() -> bool:
+        assert not serving.done(), serving
+        with contextlib.suppress(httpx.HTTPError):
+            async with httpx.AsyncClient(timeout=1) as client:
+                return (await client.get(f"{base}{probe}")).is_success
+        return False
+
+    try:
+        await eventually(answers, within=within, what=f"the navigator never answered {probe}")
+        yield base
+    finally:
+        runtime.stopping.set()
+        assert await asyncio.wait_for(serving, 20) == 0

@@ -8,12 +8,8 @@ The test clicks list -> detail -> uses -> routes and keeps a screenshot of each 
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import os
-import socket
-import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -22,23 +18,17 @@ import asyncpg
 import httpx
 import pytest
 from mnemo_auth import DEVELOPMENT_SECRET, mint_token
-from mnemo_navigator.app import create_app
 from mnemo_navigator.settings import Settings
 from mnemo_store.registry import Route, apply_routes
 
-from tests.integration.navigator.conftest import NewTenant, navigator_dsn
+from tests.infrastructure import free_port
+from tests.integration.navigator.conftest import NewTenant, navigator_dsn, serving_navigator
 
 pytestmark = pytest.mark.timeout(180)
 
 CHROMIUM = os.environ.get("MNEMO_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[3] / ".local" / "artifacts" / "console"
 HOSTILE_NAME = "<img src=x onerror=\"document.title='owned'\">"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -50,21 +40,8 @@ async def base_url(app_dsn: str) -> AsyncIterator[str]:
         relay_outbox=False,
         token_secret=DEVELOPMENT_SECRET,
     )
-    runtime = create_app(settings)
-    serving = asyncio.create_task(runtime.run())
-    base = f"http://127.0.0.1:{settings.port}"
-    deadline = time.monotonic() + 30
-    while True:
-        with contextlib.suppress(httpx.HTTPError):
-            async with httpx.AsyncClient(timeout=1) as client:
-                if (await client.get(f"{base}/readyz")).is_success:
-                    break
-        assert time.monotonic() < deadline, "the navigator never became ready"
-        assert not serving.done(), serving
-        await asyncio.sleep(0.05)
-    yield base
-    runtime.stopping.set()
-    await asyncio.wait_for(serving, 20)
+    async with serving_navigator(settings) as base:
+        yield base
 
 
 @pytest.fixture

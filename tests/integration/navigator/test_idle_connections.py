@@ -6,28 +6,20 @@ and connections beyond the cap close the least recently active idle ones instead
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import socket
 import time
 from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 from mnemo_auth import DEVELOPMENT_SECRET
-from mnemo_navigator.app import create_app
 from mnemo_navigator.settings import Settings
 
-from tests.integration.navigator.conftest import navigator_dsn
+from tests.infrastructure import free_port
+from tests.integration.navigator.conftest import navigator_dsn, serving_navigator
 
 pytestmark = pytest.mark.timeout(60)
 
 CAP = 20
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture
@@ -40,20 +32,8 @@ async def port(app_dsn: str, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[i
         consume_requests=False,
         token_secret=DEVELOPMENT_SECRET,
     )
-    runtime = create_app(settings)
-    serving = asyncio.create_task(runtime.run())
-    deadline = time.monotonic() + 20
-    while True:
-        with contextlib.suppress(httpx.HTTPError):
-            async with httpx.AsyncClient(timeout=1) as client:
-                if (await client.get(f"http://127.0.0.1:{settings.port}/healthz")).is_success:
-                    break
-        assert time.monotonic() < deadline, "the navigator never answered /healthz"
-        assert not serving.done(), serving
-        await asyncio.sleep(0.05)
-    yield settings.port
-    runtime.stopping.set()
-    assert await asyncio.wait_for(serving, 20) == 0
+    async with serving_navigator(settings, probe="/healthz", within=20):
+        yield settings.port
 
 
 async def test_a_silent_or_half_sent_connection_is_closed_after_the_header_time_out(

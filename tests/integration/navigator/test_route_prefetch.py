@@ -9,10 +9,7 @@ HTTP like any other), and someone else's gateway as a separate process
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -26,15 +23,16 @@ import asyncpg
 import httpx
 import pytest
 from mnemo_auth import DEVELOPMENT_SECRET, mint_token
-from mnemo_navigator.app import create_app
 from mnemo_navigator.settings import Settings
 from mnemo_store.registry import Route, apply_routes
 
+from tests.infrastructure import free_port
 from tests.integration.navigator.conftest import (
     Declare,
     NewTenant,
     audited_records,
     navigator_dsn,
+    serving_navigator,
 )
 
 pytestmark = pytest.mark.timeout(120)
@@ -56,12 +54,6 @@ FEES = [
     },
 ]
 GOAL = {"utterance": "what is the overdraft fee"}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,21 +102,8 @@ async def navigator(app_dsn: str) -> AsyncIterator[str]:
         token_secret=DEVELOPMENT_SECRET,
         prefetch_timeout_seconds=TIMEOUT_SECONDS,
     )
-    runtime = create_app(settings)
-    serving = asyncio.create_task(runtime.run())
-    base = f"http://127.0.0.1:{settings.port}"
-    deadline = time.monotonic() + 30
-    while True:
-        with contextlib.suppress(httpx.HTTPError):
-            async with httpx.AsyncClient(timeout=1) as client:
-                if (await client.get(f"{base}/readyz")).is_success:
-                    break
-        assert time.monotonic() < deadline, "the navigator never became ready"
-        assert not serving.done(), serving
-        await asyncio.sleep(0.05)
-    yield base
-    runtime.stopping.set()
-    await asyncio.wait_for(serving, 20)
+    async with serving_navigator(settings) as base:
+        yield base
 
 
 @dataclass
