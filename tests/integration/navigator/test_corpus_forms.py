@@ -383,7 +383,9 @@ async def test_a_redelivered_kafka_request_on_a_declared_graph_is_remembered_and
     s = forms.suffix
     tenant = await new_tenant()
     settings = Settings(database_url=navigator_dsn(app_dsn), consume_requests=False)
-    pool = await asyncpg.create_pool(settings.database_url, min_size=1, max_size=4)
+    pool = await asyncpg.create_pool(
+        settings.database_url.get_secret_value(), min_size=1, max_size=4
+    )
     try:
         catalogue = PostgresCatalogue(pool)
         navigator = FormsNavigator(

@@ -39,7 +39,9 @@ async def test_a_redelivered_request_is_answered_again_but_remembered_once(
     tenant = await new_tenant()
     await arena.write(tenant, DOCS, EDGES)
     settings = Settings(database_url=navigator_dsn(app_dsn), consume_requests=False)
-    pool = await asyncpg.create_pool(settings.database_url, max_size=settings.pool_size)
+    pool = await asyncpg.create_pool(
+        settings.database_url.get_secret_value(), max_size=settings.pool_size
+    )
     try:
         navigator = build_navigator(
             settings, PostgresTransactions(Store(pool)), PostgresCatalogue(pool), {}

@@ -147,7 +147,10 @@ def test_each_service_runs_its_module_with_the_settings_it_reads(
     settings: Any = cls()
     assert settings.host == "0.0.0.0"
     assert settings.port == port
-    assert settings.database_url == f"postgresql://{role}:{role}@postgres:5432/mnemo"
+    assert (
+        settings.database_url.get_secret_value()
+        == f"postgresql://{role}:{role}@postgres:5432/mnemo"
+    )
     assert settings.kafka.bootstrap == "kafka:9092"
     assert TracingSettings().otlp_endpoint == "http://jaeger:4318"
     assert f"127.0.0.1:{port}/readyz" in " ".join(service["healthcheck"]["test"])

@@ -124,7 +124,7 @@ def test_the_environment_a_deployment_sets_is_what_its_settings_class_reads(
     assert settings.port == int(
         deployment["spec"]["template"]["metadata"]["annotations"]["prometheus.io/port"]
     )
-    assert settings.database_url == DUMMY_URL
+    assert settings.database_url.get_secret_value() == DUMMY_URL
     database_refs = {
         ref["key"] for name, ref in secret_refs.items() if name.endswith("_DATABASE_URL")
     }

@@ -35,9 +35,24 @@ def test_a_service_reads_its_own_prefixed_names(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("MNEMO_KIT_TOKEN_SECRET", "own-secret")
     monkeypatch.setenv("MNEMO_KIT_RELAY_BATCH_SIZE", "7")
     settings = KitSettings()
-    assert (settings.port, settings.database_url) == (9001, "postgresql://kit@db/mnemo")
+    assert (settings.port, settings.database_url.get_secret_value()) == (
+        9001,
+        "postgresql://kit@db/mnemo",
+    )
     assert settings.token_keys().secret == "own-secret"
     assert settings.relay_batch_size == 7
+
+
+def test_database_passwords_never_show_in_the_settings_printed_or_dumped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MNEMO_KIT_DATABASE_URL", "postgresql://kit:own-password@db/mnemo")
+    monkeypatch.setenv("MNEMO_RELAY_DATABASE_URL", "postgresql://relay:relay-password@db/mnemo")
+    settings = KitSettings()
+    shown = f"{settings!r} {settings} {settings.model_dump()} {settings.model_dump_json()}"
+    assert "own-password" not in shown
+    assert "relay-password" not in shown
+    assert settings.database_url.get_secret_value().endswith("own-password@db/mnemo")
 
 
 def test_the_shared_token_and_relay_names_apply_when_the_service_sets_none(
@@ -48,7 +63,7 @@ def test_the_shared_token_and_relay_names_apply_when_the_service_sets_none(
     monkeypatch.setenv("MNEMO_PORT", "1")  # not a shared name: ignored
     settings = KitSettings()
     assert settings.token_keys().secret == "shared-secret"
-    assert settings.relay_database_url == "postgresql://relay@db/mnemo"
+    assert settings.relay_database_url.get_secret_value() == "postgresql://relay@db/mnemo"
     assert settings.port == 8080
 
 

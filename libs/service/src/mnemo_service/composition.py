@@ -43,6 +43,7 @@ from mnemo_telemetry.probes import ReadinessCheck, probe_router
 from mnemo_telemetry.service import ServiceRuntime
 from mnemo_telemetry.sql import trace_queries
 from mnemo_telemetry.tracing import configure_tracing_from
+from pydantic import SecretStr
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mnemo_service.relay import KafkaPublisher
@@ -131,10 +132,12 @@ class Composition:
         if self.settings.kafka.provision_topics:
             await ensure_topics(self.settings.kafka, sorted(set(topics)))
 
-    async def pool(self, dsn: str, *, max_size: int, min_size: int = 1, **kw: Any) -> asyncpg.Pool:
+    async def pool(
+        self, dsn: SecretStr, *, max_size: int, min_size: int = 1, **kw: Any
+    ) -> asyncpg.Pool:
         """A Postgres pool, closed after the lifespan; the first one is the `database` check's."""
         pool = await asyncpg.create_pool(
-            dsn, min_size=min_size, max_size=max_size, init=trace_queries, **kw
+            dsn.get_secret_value(), min_size=min_size, max_size=max_size, init=trace_queries, **kw
         )
         self._stack.push_async_callback(pool.close)
         if self._pool is None:

@@ -71,7 +71,7 @@ class ServiceSettings(BaseSettings):
 
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=1, le=65535)
-    database_url: str = "postgresql://mnemo:mnemo@127.0.0.1:25432/mnemo"
+    database_url: SecretStr = SecretStr("postgresql://mnemo:mnemo@127.0.0.1:25432/mnemo")
     """As the service's own least-privilege role (`MNEMO_<SERVICE>_DATABASE_URL`)."""
     pool_size: int = Field(default=4, ge=1)
     log_level: str = "INFO"
@@ -154,7 +154,9 @@ class AuthSettings(BaseSettings):
 class RelaySettings(BaseSettings):
     """The outbox relay of a service that writes outbox rows."""
 
-    relay_database_url: str = "postgresql://mnemo_relay:mnemo_relay@127.0.0.1:25432/mnemo"
+    relay_database_url: SecretStr = SecretStr(
+        "postgresql://mnemo_relay:mnemo_relay@127.0.0.1:25432/mnemo"
+    )
     """The relay connects as `mnemo_relay`, whose policy reaches the outbox only
     (`MNEMO_RELAY_DATABASE_URL`)."""
     relay_batch_size: int = Field(default=500, ge=1)

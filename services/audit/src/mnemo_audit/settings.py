@@ -7,7 +7,7 @@ from __future__ import annotations
 from mnemo_events import AUDIT
 from mnemo_events.audit_checkpoints import CHECKPOINTS
 from mnemo_service import AuthSettings, ServiceSettings
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import SettingsConfigDict
 
 from mnemo_audit.producers import DEFAULT_PRODUCERS, AuditKind
@@ -17,7 +17,9 @@ class Settings(ServiceSettings, AuthSettings):
     model_config = SettingsConfigDict(env_prefix="MNEMO_AUDIT_", frozen=True, extra="ignore")
 
     port: int = Field(default=8083, ge=1, le=65535)
-    database_url: str = "postgresql://mnemo_audit:mnemo_audit@127.0.0.1:25432/mnemo"
+    database_url: SecretStr = SecretStr(
+        "postgresql://mnemo_audit:mnemo_audit@127.0.0.1:25432/mnemo"
+    )
     """Connects as the audit role, the only one that may append to the audit log."""
     pool_size: int = Field(default=4, ge=1)
     topic: str = AUDIT

@@ -20,7 +20,9 @@ class Settings(ServiceSettings):
         validation_alias=AliasChoices("MNEMO_CLASSIFIER_PORT", "MNEMO_EDGE_CLASSIFIER_PORT"),
     )
     """`MNEMO_EDGE_CLASSIFIER_PORT` is the name `make up` and the local Prometheus use."""
-    database_url: str = "postgresql://mnemo_classifier:mnemo_classifier@127.0.0.1:25432/mnemo"
+    database_url: SecretStr = SecretStr(
+        "postgresql://mnemo_classifier:mnemo_classifier@127.0.0.1:25432/mnemo"
+    )
     """As the read-only role `mnemo_classifier` (`MNEMO_CLASSIFIER_DATABASE_URL`)."""
     group: str = "mnemo.edge-classifier"
     topic: str = DOCUMENT_PERSISTED

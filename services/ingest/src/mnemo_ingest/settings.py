@@ -6,7 +6,7 @@ from __future__ import annotations
 from mnemo_events import AUDIT, DOCUMENT_PERSISTED
 from mnemo_events.topics import FORGET
 from mnemo_service import RelaySettings, ServiceSettings
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import SettingsConfigDict
 
 
@@ -14,7 +14,9 @@ class Settings(ServiceSettings, RelaySettings):
     model_config = SettingsConfigDict(env_prefix="MNEMO_INGEST_", frozen=True, extra="ignore")
 
     port: int = Field(default=8081, ge=1, le=65535)
-    database_url: str = "postgresql://mnemo_ingest:mnemo_ingest@127.0.0.1:25432/mnemo"
+    database_url: SecretStr = SecretStr(
+        "postgresql://mnemo_ingest:mnemo_ingest@127.0.0.1:25432/mnemo"
+    )
     """As the least-privilege role `mnemo_ingest` (`MNEMO_INGEST_DATABASE_URL`)."""
     pool_size: int = Field(default=8, ge=2)
     group: str = "mnemo.ingest"

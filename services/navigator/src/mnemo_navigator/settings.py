@@ -18,7 +18,7 @@ from mnemo_axon.where import parse_filter
 from mnemo_axon.where.syntax import ParameterRef, StringValue
 from mnemo_events.topics import AUDIT, FORGET, NAVIGATE_REQUESTED, PERSIST
 from mnemo_service import AuthSettings, RelaySettings, ServiceSettings
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from mnemo_navigator.mcp_corpora import McpServer
@@ -28,7 +28,9 @@ class Settings(ServiceSettings, AuthSettings, RelaySettings):
     model_config = SettingsConfigDict(env_prefix="MNEMO_NAVIGATOR_", frozen=True, extra="ignore")
 
     port: int = Field(default=8080, ge=1, le=65535)
-    database_url: str = "postgresql://mnemo_navigator:mnemo_navigator@127.0.0.1:25432/mnemo"
+    database_url: SecretStr = SecretStr(
+        "postgresql://mnemo_navigator:mnemo_navigator@127.0.0.1:25432/mnemo"
+    )
     pool_size: int = Field(default=10, ge=2)
 
     pinned_scopes: dict[str, str] = Field(default_factory=dict)
