@@ -7,9 +7,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 PG_LOG="$MNEMO_LOGS/postgres.log"
 PG_PIDFILE="$MNEMO_RUN/postgres.pid"
-PG_OWNER_PASSWORD="${MNEMO_PG_OWNER_PASSWORD:-mnemo_owner}"
-PG_APP_PASSWORD="${MNEMO_PG_APP_PASSWORD:-mnemo_app}"
-PG_RELAY_PASSWORD="${MNEMO_PG_RELAY_PASSWORD:-mnemo_relay}"
 # One login role per service (ARCHITECTURE §2); the password defaults to the role's name locally.
 SERVICE_ROLES="mnemo_ingest mnemo_classifier mnemo_navigator mnemo_audit"
 
@@ -125,35 +122,25 @@ CONF
     say "postgres: ready (pid $(cat "$PG_PIDFILE")), log $PG_LOG"
 }
 
-service_roles_sql() {
-    local role upper password password_var
-    for role in $SERVICE_ROLES; do
+# The roles come from the one file a deployment on Postgres Mnemo does not run uses too
+# (helm/mnemo/files/roles.sql: idempotent, NOBYPASSRLS, passwords from session settings); here each
+# password defaults to its role's name (MNEMO_PG_<ROLE>_PASSWORD to change one).
+ROLES_SQL="$MNEMO_ROOT/helm/mnemo/files/roles.sql"
+
+role_passwords() {
+    local role upper password_var password options=""
+    for role in mnemo_owner mnemo_app mnemo_relay $SERVICE_ROLES; do
         upper="$(printf '%s' "${role#mnemo_}" | tr '[:lower:]' '[:upper:]')"
         password_var="MNEMO_PG_${upper}_PASSWORD"
         password="${!password_var:-$role}"
-        printf "  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '%s') THEN\n" "$role"
-        printf "    CREATE ROLE %s LOGIN PASSWORD '%s' NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE;\n" "$role" "$password"
-        printf "  END IF;\n"
+        password="${password//\\/\\\\}"  # PGOPTIONS escapes backslashes and spaces
+        options+=" -c mnemo.password_$role=${password// /\\ }"
     done
+    printf '%s' "${options# }"
 }
 
 ensure_roles() {
-    psql_super postgres <<SQL
-DO \$\$
-BEGIN
-  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'mnemo_owner') THEN
-    CREATE ROLE mnemo_owner LOGIN PASSWORD '$PG_OWNER_PASSWORD' NOSUPERUSER NOBYPASSRLS NOCREATEROLE;
-  END IF;
-  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'mnemo_app') THEN
-    CREATE ROLE mnemo_app LOGIN PASSWORD '$PG_APP_PASSWORD' NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE;
-  END IF;
-  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'mnemo_relay') THEN
-    CREATE ROLE mnemo_relay LOGIN PASSWORD '$PG_RELAY_PASSWORD' NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE;
-  END IF;
-$(service_roles_sql)
-END
-\$\$;
-SQL
+    PGOPTIONS="$(role_passwords)" psql_super postgres <"$ROLES_SQL"
     if [ -z "$(psql_super postgres -tA -c "SELECT 1 FROM pg_database WHERE datname = '$MNEMO_PG_DB'")" ]; then
         psql_super postgres -c "CREATE DATABASE $MNEMO_PG_DB OWNER mnemo_owner"
         psql_super "$MNEMO_PG_DB" -c "REVOKE ALL ON SCHEMA public FROM PUBLIC"
