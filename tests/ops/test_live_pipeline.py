@@ -14,7 +14,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import urllib.parse
@@ -42,6 +41,7 @@ from mnemo_telemetry import tracing
 from mnemo_telemetry.trace_view import SpanLine, spans_of
 
 from tests.declarations import memory_corpus
+from tests.infrastructure import free_port
 from tests.waiting import eventually, eventually_sync
 
 pytestmark = pytest.mark.ops
@@ -65,12 +65,6 @@ def _env(name: str) -> str:
     if not value:
         pytest.fail(f"{name} is not set: run the ops tests through `make ops-test`")
     return value
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def get_json(url: str) -> Any:
@@ -199,7 +193,7 @@ async def pipeline(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Pi
     def dsn(role: str) -> str:
         return owner_dsn.replace("mnemo_owner:mnemo_owner", f"{role}:{role}")
 
-    ports = {name: _free_port() for name in ("ingest", "edge-classifier", "navigator", "audit")}
+    ports = {name: free_port() for name in ("ingest", "edge-classifier", "navigator", "audit")}
     common = {
         **os.environ,
         "MNEMO_OTLP_ENDPOINT": OTLP,

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
 import uuid
@@ -24,6 +23,7 @@ from mnemo_store import Store, StoreCorpus
 from mnemo_store.applier import apply_deployment
 from mnemo_store.identifiers import store_table
 
+from tests.infrastructure import free_port
 from tests.integration.navigator.conftest import DECLARATIONS, PINNED, navigator_dsn
 from tests.waiting import eventually_sync
 
@@ -45,12 +45,6 @@ class Running:
     def headers(self, tenant: uuid.UUID, client: dict[str, str] | None = None) -> dict[str, str]:
         token = mint_token(tenant=tenant, secret=DEVELOPMENT_SECRET, client=client)
         return {"Authorization": f"Bearer {token}"}
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 async def _declare(owner_dsn: str) -> tuple[StoreCorpus, StoreCorpus, uuid.UUID, uuid.UUID]:
@@ -134,7 +128,7 @@ def navigator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     if not app_dsn or not owner_dsn:
         pytest.fail("e2e tests need the local stack: run them through `make test` (or `make up`)")
     pinned, open_, tenant_a, tenant_b = asyncio.run(_declare(owner_dsn))
-    port = _free_port()
+    port = free_port()
     suffix = uuid.uuid4().hex[:12]
     requests_topic = f"test.navigate.requested.{suffix}.v1"
     log = tmp_path_factory.mktemp("navigator") / "navigator.log"

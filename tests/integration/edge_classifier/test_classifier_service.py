@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import uuid
@@ -32,15 +31,10 @@ from mnemo_store.applier import apply_deployment
 from mnemo_store.identifiers import store_table
 
 from tests.declarations import memory_corpus
+from tests.infrastructure import free_port
 from tests.waiting import eventually
 
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -142,7 +136,7 @@ async def classifier(
     await ensure_topics(
         KafkaSettings(bootstrap=kafka_bootstrap, partitions=2), [topic, persist_topic]
     )
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "MNEMO_CLASSIFIER_TOPIC": topic,

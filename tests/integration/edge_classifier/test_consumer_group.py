@@ -28,7 +28,8 @@ from mnemo_store.applier import apply_deployment
 from mnemo_store.identifiers import store_table
 
 from tests.declarations import memory_corpus
-from tests.integration.edge_classifier.test_classifier_service import _free_port, _start
+from tests.infrastructure import free_port
+from tests.integration.edge_classifier.test_classifier_service import _start
 from tests.waiting import eventually
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -133,7 +134,7 @@ async def test_two_processes_split_the_partitions_and_a_stopped_one_loses_nothin
                 expected.update(str(c.event_id) for c in commands)
         assert len(expected) > len(events)  # the comparison is not between two empty sets
 
-        ports = [_free_port(), _free_port()]
+        ports = [free_port(), free_port()]
         for k in range(2):
             env = {
                 **os.environ,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import uuid
@@ -26,6 +25,7 @@ from mnemo_events.settings import KafkaSettings
 from mnemo_store.applier import apply_deployment
 from mnemo_store.identifiers import store_table
 
+from tests.infrastructure import free_port
 from tests.waiting import eventually
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -172,12 +172,6 @@ def envelope(
     return str(tenant).encode(), env.model_dump_json().encode()
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def suffix() -> str:
     return uuid.uuid4().hex[:10]
@@ -205,7 +199,7 @@ async def ingest(
     forget_topic = f"test.forget.{suffix}.v1"
     settings = KafkaSettings(bootstrap=kafka_bootstrap, partitions=3)
     await ensure_topics(settings, [topic, persisted_topic, audit_topic, forget_topic])
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "MNEMO_INGEST_TOPIC": topic,

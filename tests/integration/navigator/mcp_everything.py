@@ -14,16 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.infrastructure import free_port
 from tests.waiting import eventually_sync
 
 ROOT = Path(__file__).resolve().parents[3]
 PREFIX = "demo://resource/static/document/"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _answers(port: int) -> bool:
@@ -67,7 +62,7 @@ def installed_entry() -> str:
 def running_everything() -> Iterator[Everything]:
     """The server over streamable HTTP on a free loopback port, stopped when the block ends."""
     entry = installed_entry()
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         ["node", entry, "streamableHttp"],
         env={**os.environ, "PORT": str(port)},
