@@ -3,6 +3,10 @@
     runtime = ServiceRuntime(name="ingest", port=8081, start=..., stop=..., checks=...)
     raise SystemExit(asyncio.run(runtime.run()))
 
+On SIGUSR1 the process logs what every asyncio task is waiting for (`tasks_dumped`: each task's
+name and stack), and goes on serving: what an operator asks of a service that answers nothing
+while it uses no CPU (a thread dump, `py-spy dump`, shows only the idle event loop).
+
 On SIGTERM (or SIGINT) `stopping` is set first (consumers stop retrying and leave uncommitted
 what they have not finished, `/readyz` turns 503), then `stop` runs (stop the broker, which
 waits for the batch in hand and commits it; stop background tasks; close pools) within
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import signal
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass, field
@@ -66,6 +71,7 @@ class ServiceRuntime:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._on_signal, sig)
+        loop.add_signal_handler(signal.SIGUSR1, dump_tasks)
         app = self.app or probe_app(
             self.name, self.checks, self.stopping, consumer_checks=self.consumer_checks
         )
@@ -124,3 +130,13 @@ class ServiceRuntime:
     def _on_signal(self, sig: signal.Signals) -> None:
         log.info("signal", signal=sig.name)
         self.stopping.set()
+
+
+def dump_tasks() -> None:
+    """Log every asyncio task of the running loop with the stack it is suspended in."""
+    tasks = sorted(asyncio.all_tasks(), key=lambda task: task.get_name())
+    text = io.StringIO()
+    for task in tasks:
+        text.write(f"--- {task.get_name()}\n")
+        task.print_stack(limit=12, file=text)
+    log.warning("tasks_dumped", tasks=len(tasks), stacks=text.getvalue())
