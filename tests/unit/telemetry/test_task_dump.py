@@ -6,9 +6,8 @@ import asyncio
 import os
 import signal
 
-from structlog.testing import capture_logs
-
 from mnemo_telemetry.service import dump_tasks
+from structlog.testing import capture_logs
 
 
 async def test_the_dump_names_each_task_and_where_it_waits() -> None:
