@@ -57,6 +57,7 @@ import math
 import os
 import random
 import signal
+import ssl
 import sys
 import uuid
 from collections import Counter
@@ -263,38 +264,42 @@ async def navigate_load(
     run: Run, url: str, headers: dict[str, str], writer: Writer, rate: float, budget: int
 ) -> None:
     loop = asyncio.get_running_loop()
-    limits = httpx.Limits(max_connections=200, max_keepalive_connections=50)
-    async with httpx.AsyncClient(timeout=NAVIGATE_TIMEOUT, limits=limits) as http:
+    # One client, so one connection, per navigation: a shared pool did not recover in issue 22's
+    # run (after the generator's own loop stalled for 112 s, every later navigation timed out
+    # while no connection reached the navigator, which sat idle). Loopback connections are cheap;
+    # the TLS context, the costly part of a client, is made once.
+    tls = ssl.create_default_context()
 
-        async def one(at: float, query: str) -> None:
-            window = run.window(at)
-            try:
+    async def one(at: float, query: str) -> None:
+        window = run.window(at)
+        try:
+            async with httpx.AsyncClient(timeout=NAVIGATE_TIMEOUT, verify=tls) as http:
                 response = await http.post(
                     url, json={"query": query, "budget": budget}, headers=headers
                 )
-            except httpx.HTTPError as error:
-                window.navigate_errors += 1
-                run.error("navigate", f"{type(error).__name__}: {error}")
-                return
-            if response.status_code != 200:
-                window.navigate_errors += 1
-                run.error("navigate", f"{response.status_code}: {response.text}")
-                return
-            window.navigate_latency.append(loop.time() - at)
-            window.cache[str(response.json().get("diagnostics", {}).get("cache"))] += 1
-            phases = server_timing(response.headers.get("server-timing", ""))
-            for phase, ms in phases.items():
-                window.phases.setdefault(phase, []).append(ms)
-            window.server.append(sum(phases.values()) / 1000)
+        except httpx.HTTPError as error:
+            window.navigate_errors += 1
+            run.error("navigate", f"{type(error).__name__}: {error}")
+            return
+        if response.status_code != 200:
+            window.navigate_errors += 1
+            run.error("navigate", f"{response.status_code}: {response.text}")
+            return
+        window.navigate_latency.append(loop.time() - at)
+        window.cache[str(response.json().get("diagnostics", {}).get("cache"))] += 1
+        phases = server_timing(response.headers.get("server-timing", ""))
+        for phase, ms in phases.items():
+            window.phases.setdefault(phase, []).append(ms)
+        window.server.append(sum(phases.values()) / 1000)
 
-        requests = []
-        k = 0
-        while (at := run.start + k / rate) < run.start + run.seconds:
-            if (delay := at - loop.time()) > 0:
-                await asyncio.sleep(delay)
-            requests.append(asyncio.ensure_future(one(at, writer.query())))
-            k += 1
-        await asyncio.gather(*requests)
+    requests = []
+    k = 0
+    while (at := run.start + k / rate) < run.start + run.seconds:
+        if (delay := at - loop.time()) > 0:
+            await asyncio.sleep(delay)
+        requests.append(asyncio.ensure_future(one(at, writer.query())))
+        k += 1
+    await asyncio.gather(*requests)
 
 
 def server_timing(header: str) -> dict[str, float]:
