@@ -1,4 +1,4 @@
-"""SIGUSR1's task dump: every task of the loop, named, with the line it waits on."""
+"""SIGUSR1's task dump: the loop's tasks grouped by the stack they wait in."""
 
 from __future__ import annotations
 
@@ -10,22 +10,25 @@ from mnemo_telemetry.service import dump_tasks
 from structlog.testing import capture_logs
 
 
-async def test_the_dump_names_each_task_and_where_it_waits() -> None:
+async def test_the_dump_groups_tasks_by_where_they_wait() -> None:
     held = asyncio.Event()
 
     async def waits_for_the_lock() -> None:
         await held.wait()
 
-    task = asyncio.create_task(waits_for_the_lock(), name="stuck-navigation")
+    tasks = [asyncio.create_task(waits_for_the_lock()) for _ in range(3)]
     await asyncio.sleep(0)
     with capture_logs() as logs:
         dump_tasks()
     held.set()
-    await task
+    await asyncio.gather(*tasks)
     (entry,) = [e for e in logs if e["event"] == "tasks_dumped"]
-    assert entry["tasks"] >= 2  # the test's own task and the stuck one
-    assert "--- stuck-navigation" in entry["stacks"]
-    assert "await held.wait()" in entry["stacks"]
+    assert entry["tasks"] >= 4  # the test's own task and the three waiting ones
+    first, _ = entry["stacks"].split("\n", 1)
+    assert first == "--- 3 task(s)"  # the largest group first, counted once
+    stack = entry["stacks"].split("--- ")[1]
+    assert "in waits_for_the_lock" in stack
+    assert "await held.wait()" in stack
 
 
 async def test_sigusr1_dumps_and_the_loop_goes_on() -> None:

@@ -4,7 +4,7 @@
     raise SystemExit(asyncio.run(runtime.run()))
 
 On SIGUSR1 the process logs what every asyncio task is waiting for (`tasks_dumped`: each task's
-name and stack), and goes on serving: what an operator asks of a service that answers nothing
+stack, tasks with the same stack counted together), and goes on serving: what an operator asks of a service that answers nothing
 while it uses no CPU (a thread dump, `py-spy dump`, shows only the idle event loop).
 
 On SIGTERM (or SIGINT) `stopping` is set first (consumers stop retrying and leave uncommitted
@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import signal
+import traceback
+from collections import Counter
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass, field
 
@@ -133,10 +134,14 @@ class ServiceRuntime:
 
 
 def dump_tasks() -> None:
-    """Log every asyncio task of the running loop with the stack it is suspended in."""
-    tasks = sorted(asyncio.all_tasks(), key=lambda task: task.get_name())
-    text = io.StringIO()
+    """Log the running loop's tasks grouped by the stack they are suspended in (innermost frame
+    last), the largest group first: a thousand requests waiting on one lock are one entry."""
+    groups: Counter[str] = Counter()
+    tasks = asyncio.all_tasks()
     for task in tasks:
-        text.write(f"--- {task.get_name()}\n")
-        task.print_stack(limit=12, file=text)
-    log.warning("tasks_dumped", tasks=len(tasks), stacks=text.getvalue())
+        frames = traceback.StackSummary.extract(
+            (frame, frame.f_lineno) for frame in task.get_stack()
+        )
+        groups["".join(frames.format()) or "(no frame)\n"] += 1
+    stacks = "".join(f"--- {count} task(s)\n{stack}" for stack, count in groups.most_common())
+    log.warning("tasks_dumped", tasks=len(tasks), stacks=stacks)
