@@ -16,6 +16,7 @@ from mnemo_axon.compiler import load_deployment
 from mnemo_navigator.errors import (
     CorpusNotServedError,
     InvalidRequestError,
+    NavigatorBusyError,
     ScopeForbiddenError,
     UnknownCorpusError,
     UnknownTenantError,
@@ -416,6 +417,24 @@ async def test_when_the_build_they_wait_for_fails_the_waiters_build_once_themsel
     answers = await asyncio.gather(*waiting)
     assert first.cancelled()
     assert reads.loads == 2
+    assert [a.cache for a in answers] == ["miss", "hit"]
+
+
+async def test_past_the_navigations_it_takes_the_navigator_answers_busy_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    world = make_world(adaptive=False, max_navigations=2)
+    reads = HeldReads(monkeypatch, arrivals=2, release=False)
+    held = [asyncio.create_task(world.navigate()) for _ in range(2)]
+    await reads.arrived.wait()  # both in flight: one builds, the other waits for it
+    with pytest.raises(NavigatorBusyError, match="2 navigations in flight") as refused:
+        await world.navigate()
+    assert "MNEMO_NAVIGATOR_MAX_NAVIGATIONS" in str(refused.value)
+    assert (reads.revisions, world.audits()) == (2, [])  # refused before anything was read
+    for task in held:
+        task.cancel()
+    await asyncio.gather(*held, return_exceptions=True)
+    answers = await asyncio.gather(world.navigate(), world.navigate())  # their places are free
     assert [a.cache for a in answers] == ["miss", "hit"]
 
 

@@ -56,6 +56,7 @@ def build_navigator(
         default_budget=settings.default_budget,
         limits=LoadLimits(max_documents=settings.max_documents, max_edges=settings.max_edges),
         tenant_cache_seconds=settings.tenant_cache_seconds,
+        max_navigations=settings.max_navigations,
     )
     cache = GraphCache(
         settings.cache_max_bytes,

@@ -41,3 +41,11 @@ class UnknownTenantError(NavigatorError):
 
     status = 403
     code = "UNKNOWN_TENANT"
+
+
+class NavigatorBusyError(NavigatorError):
+    """As many navigations are in flight as the navigator takes (`Policy.max_navigations`): it
+    answers at once instead of queueing work its callers will have given up on."""
+
+    status = 503
+    code = "BUSY"

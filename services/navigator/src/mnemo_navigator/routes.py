@@ -291,7 +291,10 @@ def install_error_handlers(app: FastAPI, unavailable: tuple[type[Exception], ...
         answer = api_error(error, unavailable)
         if answer is None:  # pragma: no cover - registered only for the kinds it maps
             raise error
-        return error_response(answer.status, answer.code, answer.message)
+        response = error_response(answer.status, answer.code, answer.message)
+        if answer.status == 503:
+            response.headers["Retry-After"] = "1"
+        return response
 
     for known in (
         ApiError,

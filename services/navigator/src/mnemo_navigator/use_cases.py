@@ -71,6 +71,7 @@ from mnemo_store.scope import compile_scope
 from mnemo_navigator.errors import (
     CorpusNotServedError,
     InvalidRequestError,
+    NavigatorBusyError,
     ScopeForbiddenError,
     UnknownCorpusError,
     UnknownTenantError,
@@ -260,6 +261,8 @@ class Policy:
     default_budget: int = 5
     limits: LoadLimits = field(default_factory=LoadLimits)
     tenant_cache_seconds: float = 60.0
+    max_navigations: int = 64
+    """Navigations in flight at most; one more answers `NavigatorBusyError` (503) at once."""
 
 
 class Navigator:
@@ -277,6 +280,7 @@ class Navigator:
         self._tenants_seen: dict[uuid.UUID, float] = {}
         # Per cache key, the build under way (`_graph`): what it will cache, None if it fails.
         self._building: dict[CacheKey, asyncio.Future[_SharedBuild | None]] = {}
+        self._navigations = 0  # in flight
 
     @property
     def cache(self) -> GraphCache:
@@ -372,6 +376,25 @@ class Navigator:
         request: NavigateRequest,
         *,
         claim: Claim | None = None,
+    ) -> NavigateResult:
+        """Navigate `request` in `corpus_id`; refused at once (`NavigatorBusyError`) when
+        `Policy.max_navigations` are in flight: past that, a queue only grows (each navigation
+        waits for CPU the ones before it hold) until its callers time out and it serves nobody."""
+        limit = self._policy.max_navigations
+        if self._navigations >= limit:
+            raise NavigatorBusyError(
+                f"navigator busy: {self._navigations} navigations in flight, the most it takes "
+                f"({limit}, MNEMO_NAVIGATOR_MAX_NAVIGATIONS); retry after a moment, or add "
+                "replicas"
+            )
+        self._navigations += 1
+        try:
+            return await self._navigate(caller, corpus_id, request, claim)
+        finally:
+            self._navigations -= 1
+
+    async def _navigate(
+        self, caller: Caller, corpus_id: str, request: NavigateRequest, claim: Claim | None
     ) -> NavigateResult:
         started = time.perf_counter()
         timings = Timings()
