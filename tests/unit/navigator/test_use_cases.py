@@ -431,6 +431,14 @@ async def test_past_the_navigations_it_takes_the_navigator_answers_busy_at_once(
         await world.navigate()
     assert "MNEMO_NAVIGATOR_MAX_NAVIGATIONS" in str(refused.value)
     assert (reads.revisions, world.audits()) == (2, [])  # refused before anything was read
+    consumer = asyncio.create_task(  # the Kafka consumer's requests are never refused
+        world.navigator.navigate(
+            world.caller(), world.name, NavigateRequest("alpha", seed="a"), bounded=False
+        )
+    )
+    await asyncio.sleep(0.05)
+    assert reads.revisions == 3  # it went in (and waits for the held build, like the others)
+    held.append(consumer)
     for task in held:
         task.cancel()
     await asyncio.gather(*held, return_exceptions=True)

@@ -417,10 +417,13 @@ class FormsNavigator:
         request: NavigateRequest,
         *,
         claim: Claim | None = None,
+        bounded: bool = True,
     ) -> NavigateResult:
         entry = await self._other_form(caller, corpus_id)
         if entry is None:
-            return await self._navigator.navigate(caller, corpus_id, request, claim=claim)
+            return await self._navigator.navigate(
+                caller, corpus_id, request, claim=claim, bounded=bounded
+            )
         checked_query(request.query)
         if not request.query.strip() and request.seed is None:
             raise InvalidRequestError(EMPTY_QUERY)

@@ -108,6 +108,7 @@ def navigate_requested_handler(
                     direction=data.direction or "both",
                 ),
                 claim=Claim(CONSUMER, data.request_id),
+                bounded=False,  # the consumer's batch bounds it; a busy answer would be lost
             )
             nav = result.navigation
             answer = NavigateCompleted(

@@ -376,12 +376,15 @@ class Navigator:
         request: NavigateRequest,
         *,
         claim: Claim | None = None,
+        bounded: bool = True,
     ) -> NavigateResult:
         """Navigate `request` in `corpus_id`; refused at once (`NavigatorBusyError`) when
         `Policy.max_navigations` are in flight: past that, a queue only grows (each navigation
-        waits for CPU the ones before it hold) until its callers time out and it serves nobody."""
+        waits for CPU the ones before it hold) until its callers time out and it serves nobody.
+        Not `bounded`: a caller that takes work at its own pace (the Kafka consumer, a batch at a
+        time) is never refused, and counts toward the bound of the others."""
         limit = self._policy.max_navigations
-        if self._navigations >= limit:
+        if bounded and self._navigations >= limit:
             raise NavigatorBusyError(
                 f"navigator busy: {self._navigations} navigations in flight, the most it takes "
                 f"({limit}, MNEMO_NAVIGATOR_MAX_NAVIGATIONS); retry after a moment, or add "
