@@ -342,6 +342,7 @@ class HeldReads:
     ) -> None:
         self.loads = self.refreshes = self.revisions = 0
         self.held, self.arrived = asyncio.Event(), asyncio.Event()
+        self._counted = asyncio.Condition()
         gate = asyncio.Event()
         load, refresh, revision = (
             InMemoryGraphReads.load,
@@ -351,6 +352,8 @@ class HeldReads:
 
         async def counted_revision(reads: InMemoryGraphReads, corpus_id: str) -> int:
             self.revisions += 1
+            async with self._counted:
+                self._counted.notify_all()
             if self.revisions == arrivals:
                 self.arrived.set()
                 if release:
@@ -372,6 +375,11 @@ class HeldReads:
         monkeypatch.setattr(InMemoryGraphReads, "revision", counted_revision)
         monkeypatch.setattr(InMemoryGraphReads, "load", held_load)
         monkeypatch.setattr(InMemoryGraphReads, "refresh", counted_refresh)
+
+    async def until_revisions(self, count: int) -> None:
+        """Until `count` revision reads have begun."""
+        async with self._counted:
+            await self._counted.wait_for(lambda: self.revisions >= count)
 
 
 async def test_navigations_missing_the_cache_together_wait_for_one_build(
@@ -436,8 +444,9 @@ async def test_past_the_navigations_it_takes_the_navigator_answers_busy_at_once(
             world.caller(), world.name, NavigateRequest("alpha", seed="a"), bounded=False
         )
     )
-    await asyncio.sleep(0.05)
-    assert reads.revisions == 3  # it went in (and waits for the held build, like the others)
+    # It went in: its revision read began, and it waits for the held build like the others.
+    await asyncio.wait_for(reads.until_revisions(3), 5)
+    assert not consumer.done()
     held.append(consumer)
     for task in held:
         task.cancel()

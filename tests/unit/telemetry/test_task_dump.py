@@ -11,13 +11,18 @@ from structlog.testing import capture_logs
 
 
 async def test_the_dump_groups_tasks_by_where_they_wait() -> None:
-    held = asyncio.Event()
+    held, all_waiting = asyncio.Event(), asyncio.Event()
+    waiting = 0
 
     async def waits_for_the_lock() -> None:
-        await held.wait()
+        nonlocal waiting
+        waiting += 1
+        if waiting == 3:
+            all_waiting.set()
+        await held.wait()  # no suspension since the count: each task is in here when counted
 
     tasks = [asyncio.create_task(waits_for_the_lock()) for _ in range(3)]
-    await asyncio.sleep(0)
+    await all_waiting.wait()
     with capture_logs() as logs:
         dump_tasks()
     held.set()
@@ -33,14 +38,17 @@ async def test_the_dump_groups_tasks_by_where_they_wait() -> None:
 
 async def test_sigusr1_dumps_and_the_loop_goes_on() -> None:
     loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGUSR1, dump_tasks)
+    dumped = asyncio.Event()
+
+    def on_signal() -> None:
+        dump_tasks()
+        dumped.set()
+
+    loop.add_signal_handler(signal.SIGUSR1, on_signal)
     try:
         with capture_logs() as logs:
             os.kill(os.getpid(), signal.SIGUSR1)
-            for _ in range(100):
-                if logs:
-                    break
-                await asyncio.sleep(0.01)
+            await asyncio.wait_for(dumped.wait(), 5)
         assert [e["event"] for e in logs] == ["tasks_dumped"]
     finally:
         loop.remove_signal_handler(signal.SIGUSR1)
