@@ -3,9 +3,10 @@
     runtime = ServiceRuntime(name="ingest", port=8081, start=..., stop=..., checks=...)
     raise SystemExit(asyncio.run(runtime.run()))
 
-On SIGUSR1 the process logs what every asyncio task is waiting for (`tasks_dumped`: each task's
-stack, tasks with the same stack counted together), and goes on serving: what an operator asks of a service that answers nothing
-while it uses no CPU (a thread dump, `py-spy dump`, shows only the idle event loop).
+On SIGUSR1 the process logs what every asyncio task is waiting for (`tasks_dumped`: the stacks,
+tasks with the same stack counted together) and goes on serving: what an operator asks of a
+service that answers nothing while it uses no CPU (a thread dump, `py-spy dump`, shows only the
+idle event loop).
 
 On SIGTERM (or SIGINT) `stopping` is set first (consumers stop retrying and leave uncommitted
 what they have not finished, `/readyz` turns 503), then `stop` runs (stop the broker, which

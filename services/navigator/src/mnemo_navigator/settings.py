@@ -67,8 +67,9 @@ class Settings(ServiceSettings, AuthSettings, RelaySettings):
     """How long a tenant found in `mnemo.tenants` is believed to exist without asking again (a
     tenant not found is asked about on every request)."""
     max_navigations: int = Field(default=64, ge=1)
-    """Navigations in flight at most (HTTP and MCP together); one more answers 503 `BUSY` with
-    `Retry-After` at once. Past what the CPU serves, a longer queue only makes every answer late."""
+    """Store-corpus navigations in flight at most; one more over HTTP or MCP answers 503 `BUSY`
+    with `Retry-After` at once (a Kafka request is never refused, but counts). Past what the CPU
+    serves, a longer queue only makes every answer late."""
 
     mcp_servers: dict[str, McpServer] = Field(default_factory=dict)
     """The MCP servers MCP-bound corpora name, by the name their declaration gives: a streamable
