@@ -352,7 +352,6 @@ async def test_concurrent_reinforcements_lose_no_update(world: World) -> None:
 
     async def nudge() -> None:
         async with world.transactions.tenant(tenant) as work:
-            await work.memory.lock_revision(world.corpus.name)
             await work.memory.reinforce(
                 world.corpus, [EdgeDelta("a", "b", "cite", 0.01)], pinned("c1")
             )
@@ -454,7 +453,7 @@ async def test_recent_outcomes_are_the_last_ones_of_the_scope_oldest_first(world
     tenant = await filled(world)
     name = world.corpus.name
     async with world.transactions.tenant(tenant) as work:
-        assert await work.memory.lock_revision(name) == 2
+        await work.memory.serialise(name, "scope")
         for sequence in (1, 2, 3):
             await work.memory.record_outcome(
                 name, "scope", sequence, "q", ["a", "b"], [{"from": "a"}], sequence / 10

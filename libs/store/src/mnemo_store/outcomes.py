@@ -2,8 +2,8 @@
 
 One row per navigation: (tenant, corpus, scope digest, sequence), the query, the selected path,
 the edges actually traversed and the outcome score. The sequence is per (tenant, corpus, scope) and
-is allocated while the corpus's revision row is locked (`TenantTransaction.lock_graph_revision`),
-so concurrent navigations of one scope never take the same number.
+is allocated while the scope's memory lock is held (`TenantTransaction.serialise_memory`), so
+concurrent navigations of one scope never take the same number.
 """
 
 from __future__ import annotations
@@ -20,11 +20,14 @@ INSERT_SQL: Final = (
     " (axon_tenant, corpus_id, scope, seq, query, path, traversed, score)"
     " VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)"
 )
-LOCK_REVISION_SQL: Final = (
-    "SELECT revision FROM mnemo.graph_revisions WHERE corpus_id = $1 FOR UPDATE"
-)
-# A corpus never written has no revision row to lock; its navigations serialise on this instead.
-ADVISORY_LOCK_SQL: Final = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))"
+# One transaction-scoped advisory lock per (tenant, corpus, scope): only that scope's memory
+# writers wait on it, never a writer of the corpus's rows.
+MEMORY_LOCK_SQL: Final = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))"
+
+
+def memory_lock_key(tenant: object, corpus_id: str, scope_digest: str) -> str:
+    """The advisory lock's key: its own namespace, so it meets no other advisory lock."""
+    return f"mnemo.memory/{tenant}/{corpus_id}/{scope_digest}"
 
 
 @dataclass(frozen=True, slots=True)

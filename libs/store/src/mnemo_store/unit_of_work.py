@@ -431,20 +431,17 @@ class TenantTransaction:
 
     # ------------------------------------------------------------------------------------ writes
 
-    async def lock_graph_revision(self, corpus_id: str) -> int:
-        """Lock the corpus's revision row for the rest of the transaction; returns its revision.
+    async def serialise_memory(self, corpus_id: str, scope_digest: str) -> None:
+        """Serialise the memory writers of (this tenant, `corpus_id`, scope) until the
+        transaction ends: read the scope's recent outcomes and record the next after this.
 
-        Take it first in a transaction that writes more than once (memory: outcome, then
-        reinforcement): every writer then meets the revision row before any store row, so none
-        deadlocks, and revisions advance in commit order. A corpus never written (no row yet)
-        serialises on an advisory lock instead and returns 0.
+        An advisory lock of that scope alone: a writer of the corpus's rows (ingest, the
+        classifier) never waits on it. The reinforcement that follows takes the corpus's
+        revision row in its own statement (the store's revision trigger), before any edge row,
+        and holds it only from then to the commit.
         """
-        connection = self._open()
-        value = await connection.fetchval(outcomes.LOCK_REVISION_SQL, corpus_id)
-        if value is None:
-            await connection.execute(outcomes.ADVISORY_LOCK_SQL, f"{self._tenant_id}/{corpus_id}")
-            return 0
-        return int(value)
+        key = outcomes.memory_lock_key(self._tenant_id, corpus_id, scope_digest)
+        await self._open().execute(outcomes.MEMORY_LOCK_SQL, key)
 
     async def record_outcome(
         self,
@@ -456,7 +453,7 @@ class TenantTransaction:
         traversed: Sequence[Mapping[str, object]],
         score: float,
     ) -> None:
-        """Remember one navigation (call with the revision row locked, see `lock_graph_revision`)."""
+        """Remember one navigation (call holding the scope's lock, see `serialise_memory`)."""
         await self._open().execute(
             outcomes.INSERT_SQL,
             self._tenant_id,

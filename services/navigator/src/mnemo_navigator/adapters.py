@@ -98,8 +98,8 @@ class PostgresMemory:
     def __init__(self, tx: TenantTransaction) -> None:
         self._tx = tx
 
-    async def lock_revision(self, corpus_id: str) -> int:
-        return await self._tx.lock_graph_revision(corpus_id)
+    async def serialise(self, corpus_id: str, scope_digest: str) -> None:
+        await self._tx.serialise_memory(corpus_id, scope_digest)
 
     async def recent_outcomes(
         self, corpus_id: str, scope_digest: str, horizon: int

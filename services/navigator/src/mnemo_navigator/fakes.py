@@ -9,7 +9,8 @@ They keep what the use cases rely on, checked against the Postgres adapters by o
   relations store lacks scopes the edges by their two ends, as in Postgres;
 - every write statement moves the revision of the corpora reading the store by one, a deletion
   also moves their reset mark (a cached graph cannot be refreshed across it);
-- a write unit of work runs alone (one lock: Postgres's revision row lock) on a copy of the
+- a write unit of work runs alone (stronger than Postgres's locks: a scope's memory lock, the
+  revision row) on a copy of the
   tenant's state that replaces it only when the block ends without an error; a read-only one
   reads a copy taken when it began (one snapshot);
 - a reinforcement sums the deltas per edge and clamps the weight to [0.001, 1.0];
@@ -330,9 +331,9 @@ class InMemoryMemory:
     def __init__(self, work: InMemoryTenantWork) -> None:
         self._work = work
 
-    async def lock_revision(self, corpus_id: str) -> int:
+    async def serialise(self, corpus_id: str, scope_digest: str) -> None:
         # The unit of work already runs alone (`InMemoryStore.tenant`): nothing more to lock.
-        return self._work.state(writing=True).revisions.get(corpus_id, (0, 0))[0]
+        return None
 
     async def recent_outcomes(
         self, corpus_id: str, scope_digest: str, horizon: int
@@ -365,7 +366,7 @@ class InMemoryMemory:
         ):
             raise ValueError(
                 f"outcome {sequence} of corpus {corpus_id!r} in scope {scope_digest} is already "
-                "recorded: allocate the next sequence with the revision locked"
+                "recorded: allocate the next sequence holding the scope (`serialise`)"
             )
         state.outcomes.append(
             _Outcome(corpus_id, scope_digest, sequence, query, tuple(path), tuple(traversed), score)

@@ -66,8 +66,9 @@ class GraphReads(Protocol):
 class NavigationMemory(Protocol):
     """What an adaptive corpus remembers of its navigations."""
 
-    async def lock_revision(self, corpus_id: str) -> int:
-        """Serialise the corpus's memory writers until the unit of work ends; its revision."""
+    async def serialise(self, corpus_id: str, scope_digest: str) -> None:
+        """Serialise the scope's memory writers until the unit of work ends (the next sequence
+        is then this one's to take). No writer of the corpus's rows waits on it."""
         ...
 
     async def recent_outcomes(
@@ -86,7 +87,7 @@ class NavigationMemory(Protocol):
         traversed: Sequence[Mapping[str, object]],
         score: float,
     ) -> None:
-        """Remember one navigation (with the revision locked, see `lock_revision`)."""
+        """Remember one navigation (holding the scope, see `serialise`)."""
         ...
 
     async def reinforce(

@@ -435,7 +435,7 @@ class Navigator:
         except MdnError as error:
             raise InvalidRequestError(str(error)) from error
         plan: list[EdgeReinforcement] = []
-        locked = after = -1
+        after = -1
         with timings.phase("remember"):
             async with self._db.tenant(principal.tenant) as tx:
                 if claim is not None and not await tx.inbox.claim(claim.consumer, claim.request_id):
@@ -443,7 +443,9 @@ class Navigator:
                         navigation, revision, cache_state, digest, False, timings.ms
                     )
                 if corpus.adaptive:
-                    locked = await tx.memory.lock_revision(corpus.name)
+                    # The scope's lock, not the corpus's revision: ingest and the classifier
+                    # write on while this reads the recent outcomes and records its own.
+                    await tx.memory.serialise(corpus.name, digest)
                     recent = await tx.memory.recent_outcomes(
                         corpus.name, digest, DEFAULT_PARAMS.horizon - 1
                     )
@@ -462,13 +464,6 @@ class Navigator:
                         ],
                         navigation.coverage,
                     )
-                    if plan:
-                        await tx.memory.reinforce(
-                            corpus,
-                            [EdgeDelta(p.source, p.target, p.etype, p.delta) for p in plan],
-                            scope,
-                        )
-                        after = await tx.graph.revision(corpus.name)
                 latency = (time.perf_counter() - started) * 1000
                 await tx.audit.append(
                     self.query_audit(
@@ -483,15 +478,25 @@ class Navigator:
                         revision,
                     )
                 )
-        if plan and revision == locked and after == locked + 1:
-            # Nobody wrote between the cached graph and this transaction: its only change is the
-            # reinforcement just committed, applied to the graph exactly as Postgres applied it
-            # (a new graph with new weights: built in a worker thread).
+                if plan:
+                    # Last: its statement takes the corpus's revision row (the store's trigger),
+                    # which a writer of the corpus waits on until this commits.
+                    await tx.memory.reinforce(
+                        corpus,
+                        [EdgeDelta(p.source, p.target, p.etype, p.delta) for p in plan],
+                        scope,
+                    )
+                    after = await tx.graph.revision(corpus.name)
+        if plan and after == revision + 1:
+            # The reinforcement moved the revision by one, from `after - 1`: when that is the
+            # cached graph's, nobody wrote between, and the reinforcement just committed is its
+            # only change, applied to the graph exactly as Postgres applied it (a new graph with
+            # new weights: built in a worker thread).
             with timings.phase("advance"):
                 await asyncio.to_thread(
                     self._cache.advance,
                     key,
-                    locked,
+                    revision,
                     after,
                     lambda g: apply_reinforcements(g, plan),
                 )
