@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Hashable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,8 +22,14 @@ from mnemo_navigator.errors import (
     UnknownCorpusError,
     UnknownTenantError,
 )
-from mnemo_navigator.fakes import InMemoryCatalogue, InMemoryGraphReads, InMemoryStore
+from mnemo_navigator.fakes import (
+    InMemoryCatalogue,
+    InMemoryGraphReads,
+    InMemoryMemory,
+    InMemoryStore,
+)
 from mnemo_navigator.ports import CorpusEntry
+from mnemo_navigator.turns import KeyedTurns
 from mnemo_navigator.use_cases import (
     MAX_QUERY_CHARS,
     Caller,
@@ -595,3 +602,61 @@ async def test_a_search_ranks_by_the_goals_text_field_or_else_the_whole_goal() -
     by_goal = await world.navigator.search(caller, world.name, {"notice": True})
     assert [d.id for d in by_message.items] == ["c"]
     assert [d.id for d in by_goal.items] == ["c"]  # "notice" is in the serialised goal
+
+
+async def test_navigations_of_one_scope_take_turns_before_they_open_a_memory_write(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Five navigations of one scope remember one at a time, and the four waiting do it before
+    they open a unit of work: in Postgres each would otherwise hold a pooled connection while it
+    waits on the scope's lock. The first one's memory write is held until either all five have
+    asked for their turn (right) or a second unit of work is opened (wrong)."""
+    world = make_world(adaptive=True)
+    await world.navigate()  # the graph cached: the five differ only in their memory writes
+    changed = asyncio.Condition()
+    opened = peak = asked = 0
+    tenant, serialise, turn = InMemoryStore.tenant, InMemoryMemory.serialise, KeyedTurns.turn
+
+    async def notify() -> None:
+        async with changed:
+            changed.notify_all()
+
+    @asynccontextmanager
+    async def counted_tenant(
+        store: InMemoryStore, tenant_id: uuid.UUID, *, read_only: bool = False
+    ) -> AsyncIterator[Any]:
+        nonlocal opened, peak
+        writing = not read_only
+        opened += writing
+        peak = max(peak, opened)
+        await notify()
+        try:
+            async with tenant(store, tenant_id, read_only=read_only) as work:
+                yield work
+        finally:
+            opened -= writing
+
+    @asynccontextmanager
+    async def counted_turn(turns: KeyedTurns, key: Hashable) -> AsyncIterator[None]:
+        nonlocal asked
+        asked += 1
+        await notify()
+        async with turn(turns, key):
+            yield
+
+    first = [True]
+
+    async def held_serialise(memory: InMemoryMemory, corpus_id: str, scope: str) -> None:
+        if first:  # the first memory write only
+            first.clear()
+            async with changed:
+                await changed.wait_for(lambda: asked == 5 or opened >= 2)
+        await serialise(memory, corpus_id, scope)
+
+    monkeypatch.setattr(InMemoryStore, "tenant", counted_tenant)
+    monkeypatch.setattr(InMemoryMemory, "serialise", held_serialise)
+    monkeypatch.setattr(KeyedTurns, "turn", counted_turn)
+    answers = await asyncio.wait_for(asyncio.gather(*(world.navigate() for _ in range(5))), 10)
+    assert peak == 1
+    assert [a.remembered for a in answers] == [True] * 5
+    assert len(world.audits()) == 6

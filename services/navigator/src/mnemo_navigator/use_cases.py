@@ -31,7 +31,7 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import AbstractAsyncContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -83,6 +83,7 @@ from mnemo_navigator.observability import (
     traced_retrieval,
 )
 from mnemo_navigator.ports import Catalogue, TenantWork, Transactions
+from mnemo_navigator.turns import KeyedTurns
 from mnemo_navigator.warm_retrieval import retrieve_from_graph
 
 PRODUCER = "mnemo.navigator"
@@ -281,6 +282,8 @@ class Navigator:
         # Per cache key, the build under way (`_graph`): what it will cache, None if it fails.
         self._building: dict[CacheKey, asyncio.Future[_SharedBuild | None]] = {}
         self._navigations = 0  # in flight
+        # Per cache key (tenant, corpus, scope), the adaptive navigations remembering in turn.
+        self._memory_turns = KeyedTurns()
 
     @property
     def cache(self) -> GraphCache:
@@ -436,8 +439,13 @@ class Navigator:
             raise InvalidRequestError(str(error)) from error
         plan: list[EdgeReinforcement] = []
         after = -1
+        # One scope's memory writes take turns here, before their connection: a navigation
+        # waiting on the scope's lock in Postgres would hold one the others need.
+        turn: AbstractAsyncContextManager[None] = (
+            self._memory_turns.turn(key) if corpus.adaptive else nullcontext()
+        )
         with timings.phase("remember"):
-            async with self._db.tenant(principal.tenant) as tx:
+            async with turn, self._db.tenant(principal.tenant) as tx:
                 if claim is not None and not await tx.inbox.claim(claim.consumer, claim.request_id):
                     return NavigateResult(
                         navigation, revision, cache_state, digest, False, timings.ms
