@@ -3,8 +3,10 @@ replaces, side by side in one process (issue 29).
 
 A graph of `n` documents with 5 random edges each (all relation types, weights in [0.05, 1]) as
 `bench/navigate_bench.py` seeds it; then `--writes` refreshes, each adding one document, of two
-kinds: `self` (the navigate bench's write: a document citing itself) and `cites` (a document citing
-two random documents and cited by one: its residual reaches the graph). Each refresh is one
+kinds: `self` (the navigate bench's write: a document citing itself), `cites` (a document citing
+two random documents and cited by one: its residual reaches the graph) and `batch` (ten such
+documents at once: what a navigation sees under the load test's 100 writes/s and 10 navigations/s,
+issue 22). Each refresh is one
 `carry_over`, then EPR twice on two copies of the successor: once as the navigator computes it
 (update, or the warm start when the update gives up) and once by the warm start alone (the previous
 code), alternating which goes first, so that the machine's load falls on both alike. Every result
@@ -36,6 +38,7 @@ from mnemo_mdn.signed_pagerank import (
 
 RESULTS = Path(__file__).parent / "results" / "epr_update_bench.json"
 EDGES_PER_DOCUMENT = 5
+BATCH = 10  # documents per refresh of the `batch` kind
 
 
 def random_graph(
@@ -86,19 +89,27 @@ def run(n: int, kind: str, writes: int, seed: int) -> dict[str, Any]:
     updated_ms, warm_ms, worst = [], [], 0.0
     first_ms = 0.0
     for k in range(writes + 1):
-        new = len(ids)
-        ids = [*ids, f"n{new:08d}"]
-        if kind == "self":
-            extra = ([new], [new], [0], [0.5])
-        else:
-            a, b, c = (int(x) for x in rng.integers(0, new, 3))
-            extra = ([new, new, c], [a, b, new], [0, 1, 0], [0.5, 0.7, 0.6])
+        first = len(ids)
+        extra: tuple[list[int], list[int], list[int], list[float]] = ([], [], [], [])
+        for new in range(first, first + (BATCH if kind == "batch" else 1)):
+            ids = [*ids, f"n{new:08d}"]
+            if kind == "self":
+                extra[0].append(new)
+                extra[1].append(new)
+                extra[2].append(0)
+                extra[3].append(0.5)
+            else:
+                a, b, c = (int(x) for x in rng.integers(0, new, 3))
+                extra[0].extend((new, new, c))
+                extra[1].extend((a, b, new))
+                extra[2].extend((0, 1, 0))
+                extra[3].extend((0.5, 0.7, 0.6))
         source = np.concatenate((source, extra[0]))
         target = np.concatenate((target, extra[1]))
         codes = np.concatenate((codes, extra[2]))
         weights = np.concatenate((weights, extra[3]))
-        moved = np.arange(new, dtype=np.int64)
-        change = GraphChange(moved, np.array([new], dtype=np.int64))
+        moved = np.arange(first, dtype=np.int64)
+        change = GraphChange(moved, np.arange(first, len(ids), dtype=np.int64))
         successor = carry_over(graph, build(ids, source, target, codes, weights), change)
         baseline = carry_over(graph, build(ids, source, target, codes, weights), change)
         assert baseline.memoised(WARM_START_PREFIX + key) is not None
@@ -145,7 +156,7 @@ def main() -> None:
     load_before = os.getloadavg()
     print(f"{'docs':>8} {'write':>6} {'updated p50/p95':>16} {'warm p50/p95':>16}  first  speedup")
     for n in arguments.sizes:
-        for kind in ("self", "cites"):
+        for kind in ("self", "cites", "batch"):
             r = run(n, kind, arguments.writes, seed=n)
             results.append(r)
             u, w = r["updated"], r["warm_start"]

@@ -175,8 +175,51 @@ def test_a_change_that_reaches_the_whole_graph_falls_back_and_still_agrees() -> 
         graph = carry_over(graph, following.graph(), change_between(corpus, following))
         updated, cold = epr(graph), epr(following.graph())
         assert_within_tolerance(updated, cold, MdnParams())
-        # The states are kept either way, for the next refresh.
-        assert graph.memoised(STATE_PREFIX + epr_key(MdnParams())) is not None
+        # A channel whose update gave up keeps no state: its next refreshes start warm without
+        # paying for an update first.
+        states = graph.memoised(STATE_PREFIX + epr_key(MdnParams()))
+        carried = graph.memoised(UPDATE_PREFIX + epr_key(MdnParams()))
+        if k > 0 and isinstance(states, tuple) and isinstance(carried, tuple):
+            for before, after in zip(carried, states, strict=True):
+                assert before is not None or after is None
+        corpus = following
+
+
+def test_a_channel_whose_change_spreads_starts_warm_while_the_other_keeps_updating() -> None:
+    # Trust edges: 5 random ones per document, a change there reaches the whole graph within a
+    # few hops. Distrust edges: a few, and the writes add none. Each write is a new document
+    # citing two documents and cited by one, as the classifier links a memory.
+    n = 3000
+    rng = np.random.default_rng(11)
+    ids = [f"n{k:06d}" for k in range(n)]
+    documents = {doc_id: (0.0, float(rng.random())) for doc_id in ids}
+    trust = [(ids[k], ids[int(t)], 0, 0.5) for k in range(n) for t in rng.integers(0, n, 5)]
+    distrust = [(ids[int(s)], ids[int(t)], 1, 0.5) for s, t in rng.integers(0, n, (30, 2))]
+    corpus = Corpus(documents, (*trust, *distrust))
+    key = epr_key(MdnParams())
+    graph = corpus.graph()
+    epr(graph)
+    for k in range(4):
+        fresh = f"n{n + k:06d}"
+        a, b, c = (ids[int(x)] for x in rng.integers(0, n, 3))
+        following = Corpus(
+            corpus.documents | {fresh: (0.0, 0.5)},
+            (*corpus.edges, (fresh, a, 0, 0.5), (fresh, b, 0, 0.7), (c, fresh, 0, 0.6)),
+        )
+        graph = carry_over(graph, following.graph(), change_between(corpus, following))
+        updated, cold = epr(graph), epr(following.graph())
+        assert_within_tolerance(updated, cold, MdnParams())
+        states = graph.memoised(STATE_PREFIX + key)
+        assert isinstance(states, tuple)
+        trust_state, distrust_state = states
+        assert isinstance(distrust_state, ChannelState)
+        if k > 0:  # the first refresh solved the states from the vectors
+            assert trust_state is None  # its update gave up
+            assert updated.iterations_minus <= 2  # updated, not iterated
+        if k > 1:
+            carried = graph.memoised(UPDATE_PREFIX + key)
+            assert isinstance(carried, tuple)
+            assert carried[0] is None  # no update tried for trust
         corpus = following
 
 

@@ -27,7 +27,9 @@ out-weights changed. `ChannelState` keeps them; `update_channel` carries them to
    cold run, 1e-9 for net EPR at the defaults.
 
 A run that would cost more than its work budget (the change reached most of the graph, or the state
-is too far off) answers None and the caller computes cold. Pure numpy/scipy, no I/O.
+is too far off) answers no vector: the caller computes that channel by a warm power iteration and
+stops updating it (`signed_pagerank`: on a graph where a change spreads that far, as on random
+graphs, the push's dense rounds cost more than the warm passes). Pure numpy/scipy, no I/O.
 """
 
 from __future__ import annotations

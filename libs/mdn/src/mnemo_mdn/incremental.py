@@ -122,14 +122,15 @@ def carry_epr(previous: CorpusGraph, graph: CorpusGraph) -> CorpusGraph:
 
 def _moved_states(states: object, moved: IndexArray, graph: CorpusGraph) -> States | None:
     """The predecessor's update states at `graph`'s positions; None when it has none (the
-    successor's update then starts from its EPR vectors)."""
+    successor's update then starts from its EPR vectors). A channel whose update gave up stays
+    without a state (its refreshes start warm)."""
     if not isinstance(states, tuple) or len(states) != 2:
         return None
-    plus, minus = states
-    if not isinstance(plus, ChannelState) or not isinstance(minus, ChannelState):
+    if not all(state is None or isinstance(state, ChannelState) for state in states):
         return None
     n = graph.n_documents
-    return moved_state(plus, moved, n), moved_state(minus, moved, n)
+    plus, minus = (None if state is None else moved_state(state, moved, n) for state in states)
+    return plus, minus
 
 
 def _checked(

@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from mnemo_mdn.epr_update import TELEPORT_FLOOR, ChannelState, update_channel
+from mnemo_mdn.epr_update import TELEPORT_FLOOR, ChannelState, raw_teleport, update_channel
 from mnemo_mdn.graph import CorpusGraph, FloatArray, IndexArray
 from mnemo_mdn.params import DEFAULT_PARAMS, MdnParams
 from mnemo_mdn.relations import Polarity
@@ -46,11 +46,14 @@ WARM_START_PREFIX: Final = "warm-start:"
 #: Under `STATE_PREFIX` + an EPR's key, a graph keeps the `States` an update of its EPR left (the
 #: leaky solutions of `epr_update`); under `UPDATE_PREFIX` + the key, a successor holds its
 #: predecessor's states at its own positions (`incremental.carry_over` puts them there), or
-#: the predecessor's EPR⁺ and EPR⁻ vectors there (the states are then solved from them).
+#: the predecessor's EPR⁺ and EPR⁻ vectors there (the states are then solved from them). A
+#: channel's state is None once an update of it gave up: a change to that channel's graph reaches
+#: most of it (an expander), where a warm power iteration costs less than a push, so its later
+#: refreshes go straight to the warm start instead of paying for an update first.
 STATE_PREFIX: Final = "epr-state:"
 UPDATE_PREFIX: Final = "epr-update:"
-States = tuple[ChannelState, ChannelState]  # EPR⁺'s and EPR⁻'s
-ChannelStart = ChannelState | FloatArray
+States = tuple[ChannelState | None, ChannelState | None]  # EPR⁺'s and EPR⁻'s
+ChannelStart = ChannelState | FloatArray | None
 
 #: A warm start stops at this fraction of `tol` (see `_power_iteration`).
 _WARM_TOL_FACTOR: Final = 0.1
@@ -108,33 +111,79 @@ def _updated_or_computed(graph: CorpusGraph, params: MdnParams, key: str) -> Epr
 
 
 def _updated(graph: CorpusGraph, params: MdnParams, key: str) -> EprResult | None:
-    """EPR by `epr_update` from the carried states, or None (no states, or it gave up: the caller
-    computes it; the states it reached are kept for the next update either way)."""
+    """EPR from the carried states, or None (no states: the caller computes it).
+
+    Each channel is brought up to date by `epr_update` when it has a state; a channel without one
+    (an earlier update of it gave up) or whose update gives up now is computed alone by a warm power
+    iteration, and keeps no state for the next refresh. The states reached are kept either way."""
     carried = graph.memoised(UPDATE_PREFIX + key)
     if not isinstance(carried, tuple) or len(carried) != 2 or graph.n_documents == 0:
         return None
-    start_plus, start_minus = carried
-    if not all(isinstance(start, ChannelState | np.ndarray) for start in carried):
+    if not all(start is None or isinstance(start, ChannelState | np.ndarray) for start in carried):
         return None
-    plus = update_channel(graph, Polarity.POSITIVE, params.damping, params.tol, start_plus)
-    minus = update_channel(graph, Polarity.NEGATIVE, params.damping, params.tol, start_minus)
-    if plus is None or minus is None:
+    if carried[0] is None and carried[1] is None:
         return None
-    states: States = (plus.state, minus.state)
+    channels = []
+    for polarity, start in zip((Polarity.POSITIVE, Polarity.NEGATIVE), carried, strict=True):
+        update = (
+            None
+            if start is None
+            else update_channel(graph, polarity, params.damping, params.tol, start)
+        )
+        channels.append(update)
+    states: States = tuple(  # type: ignore[assignment]
+        None if update is None or update.vector is None else update.state for update in channels
+    )
     graph.memo(STATE_PREFIX + key, lambda: states)
-    if plus.vector is None or minus.vector is None:
-        return None
-    net = plus.vector - params.distrust_penalty * minus.vector
-    for vector in (plus.vector, minus.vector, net):
+    if all(state is None for state in states):
+        return None  # the caller's warm start computes both channels (in parallel when large)
+    vectors, iterations = [], []
+    for index, (polarity, update) in enumerate(
+        zip((Polarity.POSITIVE, Polarity.NEGATIVE), channels, strict=True)
+    ):
+        if update is not None and update.vector is not None:
+            vectors.append(update.vector)
+            iterations.append(update.rounds)
+            continue
+        warm = _warm_start(graph, key)
+        vector, passes = _single_channel(
+            graph, polarity, params, None if warm is None else warm[index]
+        )
+        vectors.append(vector)
+        iterations.append(passes)
+    plus, minus = vectors
+    net = plus - params.distrust_penalty * minus
+    for vector in (plus, minus, net):
         vector.setflags(write=False)
     return EprResult(
         ids=graph.ids,
         epr=net,
-        epr_plus=plus.vector,
-        epr_minus=minus.vector,
-        iterations=plus.rounds,
-        iterations_minus=minus.rounds,
+        epr_plus=plus,
+        epr_minus=minus,
+        iterations=iterations[0],
+        iterations_minus=iterations[1],
     )
+
+
+def _teleport(graph: CorpusGraph, polarity: Polarity) -> FloatArray:
+    """The channel's teleport `u` (spec §2 step 1)."""
+    floored = raw_teleport(graph, polarity)
+    result: FloatArray = floored / floored.sum()
+    return result
+
+
+def _single_channel(
+    graph: CorpusGraph, polarity: Polarity, params: MdnParams, start: FloatArray | None
+) -> tuple[FloatArray, int]:
+    """One channel by power iteration, its passes shared by threads on a large graph."""
+    u = _teleport(graph, polarity)
+    if graph.n_edges < _PARALLEL_MIN_EDGES:
+        return _whole_channel(graph, polarity, u, params, start)
+    blocks = max(1, min(_MAX_BLOCKS, os.cpu_count() or 1))
+    with ThreadPoolExecutor(blocks, thread_name_prefix="mnemo-epr") as pool:
+        return _power_iteration(
+            _channel(graph, polarity, u, params.damping, blocks), params, pool, start
+        )
 
 
 def _warm_start(graph: CorpusGraph, key: str) -> Start | None:
@@ -201,8 +250,8 @@ def _compute(graph: CorpusGraph, params: MdnParams, start: Start | None = None) 
         empty = np.zeros(0, dtype=np.float64)
         return EprResult(graph.ids, empty, empty, empty, iterations=0, iterations_minus=0)
     d = params.damping
-    u_plus = teleport_vector(1.0 / (graph.depth + 1.0))
-    u_minus = teleport_vector(graph.recency)
+    u_plus = _teleport(graph, Polarity.POSITIVE)
+    u_minus = _teleport(graph, Polarity.NEGATIVE)
     if graph.n_edges >= _PARALLEL_MIN_EDGES:
         blocks = max(1, min(_MAX_BLOCKS, os.cpu_count() or 1))
     else:
