@@ -4,8 +4,10 @@ over them. Nothing connects until the runtime starts."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+import asyncio
+from collections.abc import AsyncIterator, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager, contextmanager
 
 from mnemo_auth import TokenVerifier
 from mnemo_events.consumer import single
@@ -66,6 +68,22 @@ def build_navigator(
     return Navigator(transactions, catalogue, cache, policy)
 
 
+@contextmanager
+def compute_threads(count: int) -> Iterator[None]:
+    """Every `asyncio.to_thread` of the process (graph work) on `count` threads of its own while
+    the service runs; the loop's previous pool afterwards (a test's loop outlives the service)."""
+    loop = asyncio.get_running_loop()
+    state = vars(loop)  # asyncio keeps its pool in `_default_executor` and has no getter
+    previous = state.get("_default_executor")
+    threads = ThreadPoolExecutor(count, thread_name_prefix="mnemo-compute")
+    loop.set_default_executor(threads)
+    try:
+        yield
+    finally:
+        state["_default_executor"] = previous
+        threads.shutdown(wait=False)
+
+
 def create_app(
     settings: Settings | None = None, *, pinned_scopes: Mapping[str, str] | None = None
 ) -> ServiceRuntime:
@@ -93,6 +111,12 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(kit: Composition) -> AsyncIterator[None]:
+        with compute_threads(settings.compute_threads):
+            async with serving(kit):
+                yield
+
+    @asynccontextmanager
+    async def serving(kit: Composition) -> AsyncIterator[None]:
         if kit.broker is not None:
             await kit.ensure_topics(
                 *TOPICS,

@@ -70,6 +70,11 @@ class Settings(ServiceSettings, AuthSettings, RelaySettings):
     """Store-corpus navigations in flight at most; one more over HTTP or MCP answers 503 `BUSY`
     with `Retry-After` at once (a Kafka request is never refused, but counts). Past what the CPU
     serves, a longer queue only makes every answer late."""
+    compute_threads: int = Field(default=2, ge=1, le=64)
+    """Worker threads for graph work: loads, refreshes, EPR, walks. Python runs one of them at a
+    time (numpy's and scipy's kernels aside), so threads beyond the cores only cut that time finer
+    and take the interpreter from the event loop, which answers requests and holds each scope's
+    memory write while it runs (bench/README.md, issue 22's load runs). About the core count."""
 
     mcp_servers: dict[str, McpServer] = Field(default_factory=dict)
     """The MCP servers MCP-bound corpora name, by the name their declaration gives: a streamable
