@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from mnemo_mdn import (
     RELATION_TYPES,
     CorpusGraph,
@@ -16,6 +18,7 @@ from mnemo_mdn import (
     Polarity,
     polarity_of,
 )
+from mnemo_mdn.graph import AscendingIndex
 
 
 def test_the_catalog_is_closed_with_the_spec_polarities() -> None:
@@ -208,3 +211,34 @@ def test_with_edge_weights_changes_only_weights_and_shares_the_structure(
     assert reweighted.ids == memory_graph.ids
     assert reweighted.index is memory_graph.index
     assert [edge.weight for edge in memory_graph.edges] == [0.5, 0.5, 0.5]
+
+
+# -- the id index of a graph whose ids arrive sorted (a store graph's) ----------------------------
+
+id_text = st.text(alphabet=st.characters(codec="utf-8"), max_size=6)
+
+
+@given(st.sets(id_text, max_size=40), st.lists(id_text | st.integers() | st.none(), max_size=20))
+def test_an_ascending_index_finds_exactly_what_a_dict_of_every_id_finds(
+    ids: set[str], probes: list[object]
+) -> None:
+    ordered = tuple(sorted(ids))
+    searched, full = AscendingIndex(ordered), {doc_id: k for k, doc_id in enumerate(ordered)}
+    for probe in [*probes, *ordered, *ordered]:  # twice: the second lookup is a found one
+        assert searched.get(probe) == full.get(probe)  # type: ignore[call-overload]
+        assert (probe in searched) == (probe in full)
+    assert list(searched) == list(full)
+    assert len(searched) == len(full)
+
+
+def test_a_graph_with_ids_in_ascending_order_searches_them_instead_of_indexing_every_id() -> None:
+    ids = [f"d{k:05d}" for k in range(1000)]
+    graph = CorpusGraph.from_arrays(ids, ids, order="id", ids_ascending=True)
+    assert isinstance(graph.index, AscendingIndex)
+    assert [graph.index_of(doc_id) for doc_id in ids[::97]] == list(range(0, 1000, 97))
+    assert graph.index_of("d99999") is None
+    assert isinstance(graph.with_edge_weights([]).index, AscendingIndex)
+    # Ids not in order are sorted by the build (order="id") or kept as declared: a dict then.
+    shuffled = CorpusGraph.from_arrays(ids[::-1], ids[::-1], order="declared")
+    assert isinstance(shuffled.index, dict)
+    assert shuffled.index_of("d00000") == 999
