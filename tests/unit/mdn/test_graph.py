@@ -225,7 +225,7 @@ def test_an_ascending_index_finds_exactly_what_a_dict_of_every_id_finds(
     ordered = tuple(sorted(ids))
     searched, full = AscendingIndex(ordered), {doc_id: k for k, doc_id in enumerate(ordered)}
     for probe in [*probes, *ordered, *ordered]:  # twice: the second lookup is a found one
-        assert searched.get(probe) == full.get(probe)  # type: ignore[call-overload]
+        assert searched.get(probe) == full.get(probe)  # type: ignore[arg-type, call-overload]
         assert (probe in searched) == (probe in full)
     assert list(searched) == list(full)
     assert len(searched) == len(full)

@@ -552,15 +552,23 @@ class AscendingIndex(Mapping[str, int]):
         self._found: dict[str, int] = {}
 
     def __getitem__(self, doc_id: str) -> int:
-        found = self._found.get(doc_id) if isinstance(doc_id, str) else None
+        found = self.get(doc_id)
+        if found is None:
+            raise KeyError(doc_id)
+        return found
+
+    def get(self, doc_id: str, default: int | None = None) -> int | None:  # type: ignore[override]
+        """The position of `doc_id`, else `default` (a navigation asks a few thousand times)."""
+        if not isinstance(doc_id, str):
+            return default
+        found = self._found.get(doc_id)
         if found is not None:
             return found
-        if isinstance(doc_id, str):
-            k = bisect_left(self._ids, doc_id)
-            if k < len(self._ids) and self._ids[k] == doc_id:
-                self._found[doc_id] = k
-                return k
-        raise KeyError(doc_id)
+        k = bisect_left(self._ids, doc_id)
+        if k < len(self._ids) and self._ids[k] == doc_id:
+            self._found[doc_id] = k
+            return k
+        return default
 
     def __contains__(self, doc_id: object) -> bool:
         try:

@@ -207,10 +207,10 @@ def procedural_bias(
     every score is zero). Keys are document ids in first-seen order.
     """
     history = recent(outcomes, params)
-    sequences = np.sort(np.array([outcome.sequence for outcome in history], dtype=np.int64))
+    own = np.array([outcome.sequence for outcome in history], dtype=np.int64)
+    ages = len(own) - np.searchsorted(np.sort(own), own, side="right")
     raw: dict[str, float] = {}
-    for outcome in history:
-        age = len(sequences) - int(np.searchsorted(sequences, outcome.sequence, side="right"))
+    for outcome, age in zip(history, ages.tolist(), strict=True):
         contribution = outcome.score * params.decay**age
         for doc_id in dict.fromkeys(outcome.path):
             raw[doc_id] = raw.get(doc_id, 0.0) + contribution
@@ -225,8 +225,9 @@ def bias_vector(
 ) -> FloatArray:
     """`b(d)` in document order, normalised so that its largest value is 1 (zeros without memory)."""
     result = np.zeros(graph.n_documents, dtype=np.float64)
+    position = graph.index.get
     for doc_id, value in procedural_bias(outcomes, params).items():
-        k = graph.index.get(doc_id)
+        k = position(doc_id)
         if k is not None:
             result[k] = value
     top = float(result.max()) if graph.n_documents else 0.0
