@@ -1,12 +1,14 @@
 """EPR after a refresh: updated by residual push (`mnemo_mdn.epr_update`) against the warm start it
 replaces, side by side in one process (issue 29).
 
-A graph of `n` documents with 5 random edges each (all relation types, weights in [0.05, 1]) as
-`bench/navigate_bench.py` seeds it; then `--writes` refreshes, each adding one document, of two
-kinds: `self` (the navigate bench's write: a document citing itself), `cites` (a document citing
-two random documents and cited by one: its residual reaches the graph) and `batch` (ten such
-documents at once: what a navigation sees under the load test's 100 writes/s and 10 navigations/s,
-issue 22). Each refresh is one
+A graph of `n` documents with 5 edges each (all relation types, weights in [0.05, 1]): `--graph
+random` (the default) as `bench/navigate_bench.py` seeds it, or `--graph local` (edges to
+documents at most 10 positions away, one in 200 anywhere: topics, where a change spreads over a
+neighbourhood first); then `--writes` refreshes, each adding documents, of three kinds: `self`
+(the navigate bench's write: a document citing itself), `cites` (a document citing two neighbouring
+documents and cited by a third: its residual reaches the graph) and `batch` (ten such documents at
+once: what a navigation sees under the load test's 100 writes/s and 10 navigations/s, issue 22).
+Each refresh is one
 `carry_over`, then EPR twice on two copies of the successor: once as the navigator computes it
 (update, or the warm start when the update gives up) and once by the warm start alone (the previous
 code), alternating which goes first, so that the machine's load falls on both alike. Every result
@@ -39,18 +41,32 @@ from mnemo_mdn.signed_pagerank import (
 RESULTS = Path(__file__).parent / "results" / "epr_update_bench.json"
 EDGES_PER_DOCUMENT = 5
 BATCH = 10  # documents per refresh of the `batch` kind
+NEIGHBOURHOOD = 10  # a `local` graph's edges reach this many positions either way
+LONG_RANGE = 200  # one `local` edge in this many goes anywhere
 
 
 def random_graph(
-    n: int, seed: int
+    n: int, seed: int, shape: str = "random"
 ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`random`: each document's edges go anywhere (a change reaches the whole graph in a few
+    hops). `local`: to documents at most `NEIGHBOURHOOD` positions away, one edge in
+    `LONG_RANGE` anywhere (topics, as a classifier's shared-key links make them: a change spreads
+    over its neighbourhood first, and leaks out slowly)."""
     rng = np.random.default_rng(seed)
     ids = [f"n{k:08d}" for k in range(n)]
     m = EDGES_PER_DOCUMENT * n
+    source = np.repeat(np.arange(n), EDGES_PER_DOCUMENT)
+    if shape == "random":
+        target = rng.integers(0, n, m)
+    else:
+        offset = rng.integers(1, NEIGHBOURHOOD + 1, m) * rng.choice((-1, 1), m)
+        target = (source + offset) % n
+        far = rng.random(m) < 1.0 / LONG_RANGE
+        target[far] = rng.integers(0, n, int(far.sum()))
     return (
         ids,
-        np.repeat(np.arange(n), EDGES_PER_DOCUMENT),
-        rng.integers(0, n, m),
+        source,
+        target,
         rng.integers(0, len(RELATION_TYPES), m),
         0.05 + 0.95 * rng.random(m),
     )
@@ -80,8 +96,8 @@ def summary(values: list[float]) -> dict[str, float]:
     return {"p50_ms": round(statistics.median(ordered), 2), "p95_ms": round(p95, 2)}
 
 
-def run(n: int, kind: str, writes: int, seed: int) -> dict[str, Any]:
-    ids, source, target, codes, weights = random_graph(n, seed)
+def run(n: int, kind: str, writes: int, seed: int, shape: str) -> dict[str, Any]:
+    ids, source, target, codes, weights = random_graph(n, seed, shape)
     rng = np.random.default_rng(seed + 1)
     graph = build(ids, source, target, codes, weights)
     epr(graph)
@@ -99,7 +115,8 @@ def run(n: int, kind: str, writes: int, seed: int) -> dict[str, Any]:
                 extra[2].append(0)
                 extra[3].append(0.5)
             else:
-                a, b, c = (int(x) for x in rng.integers(0, new, 3))
+                a = int(rng.integers(0, new))
+                b, c = (a + 1) % new, (a + 2) % new  # neighbours, on a local graph
                 extra[0].extend((new, new, c))
                 extra[1].extend((a, b, new))
                 extra[2].extend((0, 1, 0))
@@ -137,6 +154,7 @@ def run(n: int, kind: str, writes: int, seed: int) -> dict[str, Any]:
         graph = successor
     return {
         "documents": n,
+        "graph": shape,
         "write": kind,
         "writes": writes,
         "first_refresh_ms": round(first_ms, 1),
@@ -151,13 +169,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--writes", type=int, default=20)
+    parser.add_argument("--graph", choices=("random", "local"), default="random")
     arguments = parser.parse_args()
     results = []
     load_before = os.getloadavg()
     print(f"{'docs':>8} {'write':>6} {'updated p50/p95':>16} {'warm p50/p95':>16}  first  speedup")
     for n in arguments.sizes:
         for kind in ("self", "cites", "batch"):
-            r = run(n, kind, arguments.writes, seed=n)
+            r = run(n, kind, arguments.writes, seed=n, shape=arguments.graph)
             results.append(r)
             u, w = r["updated"], r["warm_start"]
             print(

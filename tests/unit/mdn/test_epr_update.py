@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from mnemo_mdn import CorpusGraph, EprResult, MdnParams, epr
-from mnemo_mdn.epr_update import ChannelState, update_channel
+from mnemo_mdn.epr_update import ChannelState, _Sizes, update_channel
 from mnemo_mdn.incremental import GraphChange, carry_over
 from mnemo_mdn.relations import RELATION_TYPES, Polarity
 from mnemo_mdn.signed_pagerank import STATE_PREFIX, UPDATE_PREFIX, epr_key
@@ -269,3 +269,31 @@ def test_an_update_only_reads_the_carried_states() -> None:
     for (y, z), state in zip(before, carried, strict=True):
         assert np.array_equal(y, state.y)
         assert np.array_equal(z, state.z)
+
+
+powers = st.integers(min_value=-31, max_value=0).map(lambda e: 0.0 if e == -31 else 2.0**e)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_a_round_picks_the_documents_a_full_scan_would_after_any_changes(
+    data: st.DataObject,
+) -> None:
+    # Powers of two over 31 binary orders add up exactly, so the kept sizes must equal a fresh
+    # scan's: the documents above the cut found among the changed ones are those above it anywhere
+    # (every picked document is changed before the next pick, as a push round changes them).
+    n = 60
+    r_y = np.array(data.draw(st.lists(powers, min_size=n, max_size=n)))
+    r_z = np.array(data.draw(st.lists(powers, min_size=n, max_size=n)))
+    sizes = _Sizes((r_y, r_z))
+    for _ in range(data.draw(st.integers(min_value=1, max_value=8))):
+        left = 2.0 ** data.draw(st.integers(min_value=-36, max_value=3))
+        fresh = _Sizes((r_y.copy(), r_z.copy()))
+        picked = sizes.holding(left).tolist()
+        assert sorted(picked) == sorted(fresh.holding(left).tolist())
+        # As a push round does: the picked documents change, and some others (their targets).
+        changed = sorted({*picked, *data.draw(st.lists(st.integers(0, n - 1), max_size=12))})
+        for k in changed:
+            r_y[k], r_z[k] = data.draw(powers), data.draw(powers)
+        sizes.changed(np.array(changed, dtype=np.intp))
+        assert sizes.total == float((np.abs(r_y) + np.abs(r_z)).sum())

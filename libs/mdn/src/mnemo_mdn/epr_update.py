@@ -59,6 +59,9 @@ UPDATE_PASSES: Final = 30.0
 BOOTSTRAP_PASSES: Final = 400.0
 # Below every float64's binary exponent (subnormals reach -1073), so exponents index from 0.
 _LOWEST_EXPONENT: Final = -1080
+# Exponent groups: up to float64's largest exponent (1024) above the lowest.
+_EXPONENT_BINS: Final = 1024 - _LOWEST_EXPONENT + 1
+_NO_DOCUMENTS: Final = np.zeros(0, dtype=np.intp)
 # A budget not met at the certificate is tightened this many times before giving up.
 _TIGHTENINGS: Final = 4
 
@@ -235,10 +238,11 @@ def _push(
     below `budget`; returns (work, rounds, whether it got there). It stops short as soon as the
     rounds still needed at full rounds' contraction would pass `work_limit`.
 
-    A round pushes the documents `_holding` picks: all but the smallest residuals, which together
-    stay below half the goal. Once a round has to be a full mat-vec (the residual is spread thin
-    over the graph), the goal drops to an eighth of the budget, so that what is left is small
-    enough for the next updates to leave alone.
+    A round pushes the documents `_Sizes.holding` picks: all but the smallest residuals, which
+    together stay below half the goal. Once a round has to be a full mat-vec (the residual is
+    spread thin over the graph), the goal drops to an eighth of the budget, so that what is left is
+    small enough for the next updates to leave alone. A sparse round costs what it pushes: the
+    residuals' sizes are kept up to date at the documents it changed only (`_Sizes`).
 
     A document pushes `r/(1 − a)`, `a` its self-loop's share: the loop's share of the push comes
     back to it, and with this amount its residual is exactly zero after the round (a document whose
@@ -255,16 +259,15 @@ def _push(
     )
     keep = 1.0 / (1.0 - operator.loops)
     work, rounds, goal = 0.0, 0, budget
-    size = np.abs(residuals[0]) + np.abs(residuals[1])
-    total = float(size.sum())
-    while total >= goal:
-        active = _holding(size, goal / 2.0)
+    sizes = _Sizes(residuals)
+    while sizes.total >= goal or sizes.rescanned() >= goal:
+        active = sizes.holding(goal / 2.0)
         if not len(active):
             return work, rounds, False  # cannot happen (what is left sums below goal/2)
         rounds += 1
         if len(active) > full_round:
             goal = budget / 8.0
-            left = np.log(total / goal) / -np.log(operator.damping)
+            left = np.log(sizes.total / goal) / -np.log(operator.damping)
             if work + left * operator.pass_work > work_limit:
                 return work, rounds, False
             for vector, residual in zip(vectors, residuals, strict=True):
@@ -273,6 +276,7 @@ def _push(
                 residual -= moved
                 residual += operator.spread(moved)
             work += operator.pass_work
+            sizes.rescan()
         else:
             first, last = indptr[active], indptr[active + 1]
             counts = last - first
@@ -284,11 +288,96 @@ def _push(
                 residual[active] -= moved
                 np.add.at(residual, targets, shares * np.repeat(moved, counts))
             work += len(entries) + len(active)
+            sizes.changed(np.unique(np.concatenate((active, targets))))
         if work > work_limit:
             return work, rounds, False
-        size = np.abs(residuals[0]) + np.abs(residuals[1])
-        total = float(size.sum())
     return work, rounds, True
+
+
+class _Sizes:
+    """The residuals' sizes `|r_y| + |r_z|` per document, their total and their mass per binary
+    exponent, kept up to date where a round changed them.
+
+    A round picks the documents above a cut (a power of two). A full scan finds them among all
+    documents and remembers its cut; until the cut falls below it, a document above the cut must
+    be one whose residual changed since (every other one was at or below the scan's cut), so the
+    round looks among those only. What the updates add up drifts by rounding: before the push
+    stops, `rescanned` recomputes the total from the residuals themselves."""
+
+    def __init__(self, residuals: tuple[FloatArray, FloatArray]) -> None:
+        self._residuals = residuals
+        self._touched = np.zeros(len(residuals[0]), dtype=np.bool_)
+        self._touched_list: list[IndexArray] = []
+        self._touched_count = 0
+        self.rescan()
+
+    def rescan(self) -> None:
+        r_y, r_z = self._residuals
+        self._size = np.abs(r_y) + np.abs(r_z)
+        self._exponent = _exponents(self._size)
+        self._mass = np.bincount(self._exponent, weights=self._size, minlength=_EXPONENT_BINS)
+        self.total = float(self._size.sum())
+        self._scanned_cut: int | None = None  # no scan's cut holds: the next pick scans
+
+    def rescanned(self) -> float:
+        """The exact total (after a rescan); the push's last word before it stops."""
+        self.rescan()
+        return self.total
+
+    def holding(self, left: float) -> IndexArray:
+        """The documents to push: all but the smallest, as long as those left sum below `left`.
+
+        Residuals are grouped by binary exponent, so the cut is at a power of two: a document with
+        residual under the cut, and every smaller one, stays; together they are below `left`. A
+        residual spread thinly over the whole graph (what a previous update left, within its
+        budget) thus stays where it is, and a round pushes only where the change put residual.
+        Every document picked must be `changed` before the next pick (a round pushes them).
+        """
+        mass = np.cumsum(np.maximum(self._mass, 0.0))
+        cut = int(np.searchsorted(mass, left, side="right")) - 1  # largest group with mass <= left
+        scanned = self._scanned_cut
+        if (
+            scanned is None
+            or cut < scanned
+            or self._touched_count > _FULL_ROUND_SHARE * len(self._size)
+        ):
+            self._scanned_cut = cut
+            self._forget_touched()
+            return np.flatnonzero(self._exponent > cut)
+        candidates = np.concatenate(self._touched_list) if self._touched_list else _NO_DOCUMENTS
+        self._touched_list = [candidates]
+        return candidates[self._exponent.take(candidates) > cut]
+
+    def _forget_touched(self) -> None:
+        if self._touched_count > _FULL_ROUND_SHARE * len(self._touched):
+            self._touched[:] = False
+        else:
+            for touched in self._touched_list:
+                self._touched[touched] = False
+        self._touched_list, self._touched_count = [], 0
+
+    def changed(self, documents: IndexArray) -> None:
+        """`documents` (distinct) hold other residuals now."""
+        r_y, r_z = self._residuals
+        old_size, old_exponent = self._size.take(documents), self._exponent.take(documents)
+        size = np.abs(r_y.take(documents)) + np.abs(r_z.take(documents))
+        exponent = _exponents(size)
+        self._size[documents] = size
+        self._exponent[documents] = exponent
+        self._mass -= np.bincount(old_exponent, weights=old_size, minlength=_EXPONENT_BINS)
+        self._mass += np.bincount(exponent, weights=size, minlength=_EXPONENT_BINS)
+        self.total += float(size.sum()) - float(old_size.sum())
+        fresh = documents[~self._touched.take(documents)]
+        self._touched[fresh] = True
+        self._touched_list.append(fresh)
+        self._touched_count += len(fresh)
+
+
+def _exponents(size: FloatArray) -> npt.NDArray[np.intp]:
+    """Each size's binary exponent, from 0 (a zero size, and every size below 2**-1080) up."""
+    exponent = np.frexp(size)[1].astype(np.intp) - _LOWEST_EXPONENT
+    exponent[size == 0.0] = 0  # frexp gives 0 for 0.0, the exponent of values near 1
+    return exponent
 
 
 def _split(operator: _Operator, x: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -298,21 +387,6 @@ def _split(operator: _Operator, x: FloatArray) -> tuple[FloatArray, FloatArray]:
     c = operator.damping * float(x.take(operator.dangling).sum())
     z = x / (1.0 - operator.damping + c)
     return x - c * z, z
-
-
-def _holding(size: FloatArray, left: float) -> IndexArray:
-    """The documents to push: all but the smallest, as long as those left sum below `left`.
-
-    Residuals are grouped by binary exponent (one bincount), so the cut is at a power of two: a
-    document with residual under the cut, and every smaller one, stays; together they are below
-    `left`. A residual spread thinly over the whole graph (what a previous update left, within its
-    budget) thus stays where it is, and a round pushes only where the change put residual.
-    """
-    exponent = np.frexp(size)[1] - _LOWEST_EXPONENT
-    exponent[size == 0.0] = 0  # frexp gives 0 for 0.0, the exponent of values near 1
-    mass = np.cumsum(np.bincount(exponent, weights=size))
-    cut = int(np.searchsorted(mass, left, side="right")) - 1  # largest group with mass <= left
-    return np.flatnonzero(exponent > cut)
 
 
 def _combined(
