@@ -18,7 +18,6 @@ is checked against a cold run within 1e-9. Prints a table, writes bench/results/
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import time
@@ -37,6 +36,7 @@ from mnemo_mdn.signed_pagerank import (
     _warm_start,
     epr_key,
 )
+from results_file import write_results
 
 RESULTS = Path(__file__).parent / "results" / "epr_update_bench.json"
 EDGES_PER_DOCUMENT = 5
@@ -185,15 +185,7 @@ def main() -> None:
                 f"  {r['speedup_p50']}x",
                 flush=True,
             )
-    load = [round(x, 2) for x in (*load_before, *os.getloadavg())]
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
-        json.dumps(
-            {"benchmark": "epr_update_bench", "load_average": load, "results": results}, indent=2
-        )
-        + "\n"
-    )
-    print(f"load average before/after: {load}; wrote {RESULTS.name}")
+    write_results(RESULTS, "epr_update_bench", load_before, results)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ bench/results/id_index_bench.json.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import time
@@ -27,6 +26,7 @@ from typing import Any
 
 import numpy as np
 from mnemo_mdn.graph import AscendingIndex
+from results_file import write_results
 
 RESULTS = Path(__file__).parent / "results" / "id_index_bench.json"
 
@@ -94,15 +94,7 @@ def main() -> None:
             f" {d['second_ms']:>12.2f} {s['second_ms']:>16.2f} {r['second_ratio']:>5}x",
             flush=True,
         )
-    load = [round(x, 2) for x in (*load_before, *os.getloadavg())]
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
-        json.dumps(
-            {"benchmark": "id_index_bench", "load_average": load, "results": results}, indent=2
-        )
-        + "\n"
-    )
-    print(f"load average before/after: {load}; wrote {RESULTS.name}")
+    write_results(RESULTS, "id_index_bench", load_before, results)
 
 
 if __name__ == "__main__":
