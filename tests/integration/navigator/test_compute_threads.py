@@ -43,8 +43,9 @@ async def test_the_navigators_thread_work_runs_on_as_many_threads_as_configured(
             # them at once, each on a thread of its own.
             assert released.wait(timeout=30)
 
-        jobs = [asyncio.ensure_future(asyncio.to_thread(work)) for _ in range(8)]
-        await asyncio.sleep(0)  # let each job reach its executor
+        # `asyncio.to_thread`'s pool, each job handed to it here and now (no task to schedule).
+        loop = asyncio.get_running_loop()
+        jobs = [loop.run_in_executor(None, work) for _ in range(8)]
         released.set()
         await asyncio.gather(*jobs)
     finally:
