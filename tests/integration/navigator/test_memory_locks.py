@@ -63,8 +63,8 @@ async def remember(
     name = world.corpus.name
     async with world.transactions.tenant(tenant) as work:
         await work.memory.serialise(name, scope)
-        recent = await work.memory.recent_outcomes(name, scope, HORIZON - 1)
-        sequence = (recent[-1].sequence if recent else 0) + 1
+        recent = await work.memory.recent_scores(name, scope, HORIZON - 1)
+        sequence = recent.last_sequence + 1
         await work.memory.record_outcome(name, scope, sequence, "q", ["a", "b"], [], 0.5)
         if recorded is not None:
             recorded.set()

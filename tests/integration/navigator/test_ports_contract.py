@@ -34,6 +34,7 @@ from mnemo_store import EdgeDelta, GraphArrays, LoadLimits, OutboxEvent, Scope, 
 from mnemo_store.errors import RowLimitExceededError
 from mnemo_store.graph_cache import GraphCache
 from mnemo_store.identifiers import store_table
+from mnemo_store.outcomes import RecentScores
 
 from tests.integration.navigator.conftest import (
     DECLARATIONS,
@@ -465,6 +466,28 @@ async def test_recent_outcomes_are_the_last_ones_of_the_scope_oldest_first(world
         (2, ("a", "b"), 0.2),
         (3, ("a", "b"), 0.3),
     ]
+
+
+async def test_recent_scores_are_the_last_ones_of_the_scope_oldest_first(world: World) -> None:
+    tenant = await filled(world)
+    name = world.corpus.name
+    async with world.transactions.tenant(tenant) as work:
+        assert await work.memory.recent_scores(name, "scope", 5) == RecentScores(0, ())
+        await work.memory.serialise(name, "scope")
+        for sequence in (1, 2, 3, 4):
+            await work.memory.record_outcome(name, "scope", sequence, "q", ["a"], [], sequence / 8)
+        await work.memory.record_outcome(name, "other", 7, "q", ["c"], [], 0.9)
+    async with world.transactions.tenant(tenant, read_only=True) as work:
+        assert await work.memory.recent_scores(name, "scope", 3) == RecentScores(
+            4, (0.25, 0.375, 0.5)
+        )
+        assert await work.memory.recent_scores(name, "scope", 9) == RecentScores(
+            4, (0.125, 0.25, 0.375, 0.5)
+        )
+        assert await work.memory.recent_scores(name, "other", 9) == RecentScores(7, (0.9,))
+    stranger = await filled(world)
+    async with world.transactions.tenant(stranger, read_only=True) as work:
+        assert await work.memory.recent_scores(name, "scope", 9) == RecentScores(0, ())
 
 
 # ------------------------------------------------------------------- the use cases over each

@@ -15,6 +15,13 @@ RECENT_SQL: Final = (
     "SELECT seq, path, score FROM mnemo.nav_outcomes"
     " WHERE corpus_id = $1 AND scope = $2 ORDER BY seq DESC LIMIT $3"
 )
+# What a memory write needs of the outcomes before it, in one row: the last sequence and the scores
+# oldest first (not their paths: it runs holding the scope's lock).
+SCORES_SQL: Final = (
+    "SELECT coalesce(max(seq), 0) AS last, coalesce(array_agg(score ORDER BY seq), '{}') AS scores"
+    " FROM (SELECT seq, score FROM mnemo.nav_outcomes"
+    " WHERE corpus_id = $1 AND scope = $2 ORDER BY seq DESC LIMIT $3) AS recent"
+)
 INSERT_SQL: Final = (
     "INSERT INTO mnemo.nav_outcomes"
     " (axon_tenant, corpus_id, scope, seq, query, path, traversed, score)"
@@ -37,3 +44,11 @@ class StoredOutcome:
     sequence: int
     path: tuple[str, ...]
     score: float
+
+
+@dataclass(frozen=True, slots=True)
+class RecentScores:
+    """The scores of a scope's last outcomes, oldest first, and the last sequence taken (0: none)."""
+
+    last_sequence: int
+    scores: tuple[float, ...]

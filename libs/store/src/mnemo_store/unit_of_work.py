@@ -37,7 +37,7 @@ from mnemo_store.loading import (
     LoadLimits,
     load_graph_arrays,
 )
-from mnemo_store.outcomes import StoredOutcome
+from mnemo_store.outcomes import RecentScores, StoredOutcome
 from mnemo_store.reinforcement import EdgeDelta, batch, reinforcement_sql
 from mnemo_store.retrieval import FoundDocument
 from mnemo_store.row_values import check_payload, column_array
@@ -428,6 +428,14 @@ class TenantTransaction:
             StoredOutcome(int(row["seq"]), tuple(row["path"]), float(row["score"]))
             for row in reversed(rows)
         ]
+
+    async def recent_scores(self, corpus_id: str, scope_digest: str, horizon: int) -> RecentScores:
+        """The scores of the last `horizon` outcomes of (this tenant, `corpus_id`, scope), oldest
+        first, and the last sequence: what a memory write reads holding the scope's lock."""
+        row = await self._open().fetchrow(outcomes.SCORES_SQL, corpus_id, scope_digest, horizon)
+        if row is None:  # an aggregate answers one row; kept for the type
+            return RecentScores(0, ())
+        return RecentScores(int(row["last"]), tuple(row["scores"]))
 
     # ------------------------------------------------------------------------------------ writes
 

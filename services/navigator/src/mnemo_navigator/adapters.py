@@ -31,7 +31,7 @@ from mnemo_store import (
 )
 from mnemo_store.erasure import TENANT_ERASED_SQLSTATE
 from mnemo_store.errors import StoreError
-from mnemo_store.outcomes import StoredOutcome
+from mnemo_store.outcomes import RecentScores, StoredOutcome
 from mnemo_store.refresh import GraphRows
 from mnemo_store.registry import list_corpora, read_corpus, store_corpora_fingerprint
 from mnemo_store.retrieval import FoundDocument
@@ -105,6 +105,9 @@ class PostgresMemory:
         self, corpus_id: str, scope_digest: str, horizon: int
     ) -> list[StoredOutcome]:
         return await self._tx.recent_outcomes(corpus_id, scope_digest, horizon)
+
+    async def recent_scores(self, corpus_id: str, scope_digest: str, horizon: int) -> RecentScores:
+        return await self._tx.recent_scores(corpus_id, scope_digest, horizon)
 
     async def record_outcome(
         self,

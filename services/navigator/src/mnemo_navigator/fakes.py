@@ -56,7 +56,7 @@ from mnemo_mdn.tokenization import token_list
 from mnemo_store import EdgeDelta, GraphArrays, LoadLimits, OutboxEvent, Scope, StoreCorpus
 from mnemo_store.corpus_documents import CorpusDocument, WeightUpdate
 from mnemo_store.errors import RowLimitExceededError, TenantTransactionClosedError
-from mnemo_store.outcomes import StoredOutcome
+from mnemo_store.outcomes import RecentScores, StoredOutcome
 from mnemo_store.refresh import ChangedDocument, ChangedEdges, GraphRows, merge
 from mnemo_store.reinforcement import MAX_WEIGHT, MIN_WEIGHT, batch
 from mnemo_store.retrieval import MAX_QUERY_TERMS, FoundDocument
@@ -348,6 +348,10 @@ class InMemoryMemory:
         )
         last = mine[-horizon:] if horizon > 0 else []
         return [StoredOutcome(o.sequence, o.path, o.score) for o in last]
+
+    async def recent_scores(self, corpus_id: str, scope_digest: str, horizon: int) -> RecentScores:
+        recent = await self.recent_outcomes(corpus_id, scope_digest, horizon)
+        return RecentScores(recent[-1].sequence if recent else 0, tuple(o.score for o in recent))
 
     async def record_outcome(
         self,

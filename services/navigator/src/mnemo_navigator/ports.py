@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from mnemo_store import EdgeDelta, GraphArrays, LoadLimits, OutboxEvent, Scope, StoreCorpus
-from mnemo_store.outcomes import StoredOutcome
+from mnemo_store.outcomes import RecentScores, StoredOutcome
 from mnemo_store.refresh import GraphRows
 from mnemo_store.retrieval import FoundDocument
 
@@ -75,6 +75,11 @@ class NavigationMemory(Protocol):
         self, corpus_id: str, scope_digest: str, horizon: int
     ) -> list[StoredOutcome]:
         """The last `horizon` outcomes of (tenant, corpus, scope), oldest first."""
+        ...
+
+    async def recent_scores(self, corpus_id: str, scope_digest: str, horizon: int) -> RecentScores:
+        """The scores of the last `horizon` outcomes of (tenant, corpus, scope), oldest first,
+        and the last sequence taken: what a memory write needs, holding the scope."""
         ...
 
     async def record_outcome(

@@ -454,11 +454,11 @@ class Navigator:
                     # The scope's lock, not the corpus's revision: ingest and the classifier
                     # write on while this reads the recent outcomes and records its own.
                     await tx.memory.serialise(corpus.name, digest)
-                    recent = await tx.memory.recent_outcomes(
+                    recent = await tx.memory.recent_scores(
                         corpus.name, digest, DEFAULT_PARAMS.horizon - 1
                     )
-                    sequence = (recent[-1].sequence if recent else 0) + 1
-                    mean = baseline([o.score for o in recent] + [navigation.coverage])
+                    sequence = recent.last_sequence + 1
+                    mean = baseline([*recent.scores, navigation.coverage])
                     plan = reinforcement_plan(navigation.traversed, navigation.coverage, mean)
                     await tx.memory.record_outcome(
                         corpus.name,
