@@ -21,7 +21,17 @@ from mnemo_mdn import (
     epr,
     navigate,
 )
-from mnemo_mdn.frontier import BACKWARD_WEIGHT, Frontier, negative_incidence
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mnemo_mdn.frontier import (
+    BACKWARD_WEIGHT,
+    SCANNED_LOOKUPS,
+    EdgeLookup,
+    Frontier,
+    _grouped,
+    adjacency,
+    negative_incidence,
+)
 from mnemo_mdn.mdn_mode import HELD_CREDIT, NAMED_BOOST
 from mnemo_mdn.relations import Polarity
 
@@ -318,6 +328,45 @@ def test_negative_incidence_lists_exactly_the_distrust_edges_touching_each_docum
             and document in (graph.edge_source[k], graph.edge_target[k])
         }
         assert set(incidence.of(document).tolist()) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    keys=st.lists(st.integers(0, 7), max_size=60),
+    asked=st.lists(st.integers(0, 7), min_size=SCANNED_LOOKUPS + 4, max_size=SCANNED_LOOKUPS + 20),
+)
+def test_an_edge_lookup_answers_what_the_grouped_lists_do_before_and_after_it_groups(
+    keys: list[int], asked: list[int]
+) -> None:
+    column = np.array(keys, dtype=np.int64)
+    values = np.arange(100, 100 + 2 * len(keys), 2, dtype=np.int64)[::-1].copy()
+    grouped_edges = _grouped(column, np.arange(len(keys), dtype=np.int64), 8)
+    grouped_values = _grouped(column, values, 8)
+    by_edge, by_value = EdgeLookup(column, None, 8), EdgeLookup(column, values, 8)
+    for document in asked:  # past SCANNED_LOOKUPS: the first answers scan, the rest are grouped
+        assert by_edge.of(document).tolist() == grouped_edges.of(document).tolist()
+        assert by_value.of(document).tolist() == grouped_values.of(document).tolist()
+        assert by_edge.of(document).dtype == np.int64
+
+
+def test_a_graphs_adjacency_lists_each_documents_edges_in_edge_order() -> None:
+    rng = np.random.default_rng(9)
+    n, m = 40, 300
+    ids = [f"d{k:02d}" for k in range(n)]
+    graph = CorpusGraph.from_arrays(
+        ids,
+        ids,
+        edge_source=rng.integers(0, n, m),
+        edge_target=rng.integers(0, n, m),
+        edge_type=rng.integers(0, len(RELATION_TYPES), m),
+        edge_weight=np.full(m, 0.5),
+    )
+    for _ in range(2):  # the first pass scans, the second reads the groups
+        for document in range(n):
+            outgoing = adjacency(graph, "source").of(document).tolist()
+            incoming = adjacency(graph, "target").of(document).tolist()
+            assert outgoing == [k for k in range(m) if graph.edge_source[k] == document]
+            assert incoming == [k for k in range(m) if graph.edge_target[k] == document]
 
 
 def test_an_edge_followed_against_its_direction_counts_a_quarter_of_its_weight() -> None:

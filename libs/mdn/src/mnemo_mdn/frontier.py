@@ -40,27 +40,65 @@ class Adjacency:
         return self.edges[self.starts[document] : self.starts[document + 1]]
 
 
-def adjacency(graph: CorpusGraph, endpoint: Literal["source", "target"]) -> Adjacency:
-    """Edges grouped by their source (outgoing lists) or target (incoming lists), built once."""
+SCANNED_LOOKUPS: Final = 16
+"""Lookups an `EdgeLookup` answers by scanning its endpoint column before it groups every edge.
+Grouping costs about twenty scans (a counting sort of every edge: 64 ms at a million documents,
+3 ms at 100k), and a graph refreshed under writes is mostly navigated once, which asks for a
+handful of documents' edges; a graph navigated on and on groups after its sixteenth lookup, and
+never pays more than about twice the cheaper of the two (bench/README.md, "Edge lookups")."""
 
-    def build() -> Adjacency:
+
+class EdgeLookup:
+    """`of(k)`: the `values` whose `keys` entry is k, in the order given; as `Adjacency` would
+    answer for the same keys and values. The first `SCANNED_LOOKUPS` are answered by a scan of
+    `keys`, later ones from the groups, built once (threads sharing a graph may each build them:
+    equal results, the last one kept)."""
+
+    __slots__ = ("_grouped", "_keys", "_lookups", "_n", "_values")
+
+    def __init__(self, keys: npt.NDArray[np.integer], values: IndexArray | None, n: int) -> None:
+        self._keys = keys
+        self._values = values  # None: the edge indexes themselves, 0..len(keys) - 1
+        self._n = n
+        self._lookups = 0
+        self._grouped: Adjacency | None = None
+
+    def of(self, document: int) -> IndexArray:
+        grouped = self._grouped
+        if grouped is None and self._lookups < SCANNED_LOOKUPS:
+            self._lookups += 1
+            found = np.flatnonzero(self._keys == document)
+            return found if self._values is None else self._values.take(found)
+        if grouped is None:
+            values = self._values
+            if values is None:
+                values = np.arange(len(self._keys), dtype=np.int64)
+            grouped = self._grouped = _grouped(self._keys, values, self._n)
+        return grouped.of(document)
+
+
+def adjacency(graph: CorpusGraph, endpoint: Literal["source", "target"]) -> EdgeLookup:
+    """Edges by their source (outgoing lists) or target (incoming lists), in edge order."""
+
+    def build() -> EdgeLookup:
         keys = graph.edge_source if endpoint == "source" else graph.edge_target
-        return _grouped(keys, np.arange(graph.n_edges, dtype=np.int64), graph.n_documents)
+        return EdgeLookup(keys, None, graph.n_documents)
 
     return graph.memo(f"{STRUCTURAL_MEMO_PREFIX}adjacency:{endpoint}", build)
 
 
-def negative_incidence(graph: CorpusGraph) -> Adjacency:
-    """Distrust edges grouped by either endpoint: `of(k)` are the negative edges touching k.
+def negative_incidence(graph: CorpusGraph) -> EdgeLookup:
+    """Distrust edges by either endpoint: `of(k)` are the negative edges touching k (those k is the
+    source of, then those k is the target of).
 
-    What a hit's `contradicts` needs, built over the negative edges only (a tenth of them, say)
-    rather than every edge's incoming list (bench/README.md).
+    What a hit's `contradicts` needs, over the negative edges only (a tenth of them, say) rather
+    than every edge's incoming list (bench/README.md).
     """
 
-    def build() -> Adjacency:
+    def build() -> EdgeLookup:
         negative = np.flatnonzero(graph.edge_polarity == Polarity.NEGATIVE)
         keys = np.concatenate([graph.edge_source.take(negative), graph.edge_target.take(negative)])
-        return _grouped(keys, np.concatenate([negative, negative]), graph.n_documents)
+        return EdgeLookup(keys, np.concatenate([negative, negative]), graph.n_documents)
 
     return graph.memo(f"{STRUCTURAL_MEMO_PREFIX}negative-incidence", build)
 
