@@ -6,9 +6,11 @@ graph. An adaptive corpus's navigation looks up the documents of its scope's rem
 (`memory.bias_vector`: up to `horizon` = 1,000 outcomes of 5 documents) and its seed. Per size,
 `--trials` fresh graphs of uuid ids (sorted), each asked for the same `--lookups` ids twice: the
 first navigation after the refresh, then a second on the same graph. Times: the index's first use
-(building the dict or nothing, then the lookups) and the second navigation's lookups; the
-baseline and the new index alternate first. Prints a table with the ratios and writes
-bench/results/id_index_bench.json.
+(building the dict or nothing, then the lookups) and the second navigation's lookups, for three
+indexes of the refreshed ids (one new document among the others): a dict, a search
+(`AscendingIndex`) and a search that took over what the predecessor's index found
+(`AscendingIndex.carry`, what `incremental.carry_over` does for a refreshed graph), taking turns
+going first. Prints a table with the ratios and writes bench/results/id_index_bench.json.
 
     python bench/id_index_bench.py [--sizes 100000 1000000] [--lookups 5000] [--trials 5]
 """
@@ -52,16 +54,42 @@ def navigations(
     return (between - started) * 1000, (ended - between) * 1000
 
 
+def carried_from(
+    previous: AscendingIndex, moved: np.ndarray
+) -> Callable[[tuple[str, ...]], AscendingIndex]:
+    """An index of the refreshed ids that takes over what `previous` found (`carry`)."""
+
+    def make(ids: tuple[str, ...]) -> AscendingIndex:
+        index = AscendingIndex(ids)
+        index.carry(previous, moved)
+        return index
+
+    return make
+
+
 def run(n: int, lookups: int, trials: int, seed: int) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
-    ids = tuple(sorted(str(uuid.UUID(int=int(x))) for x in rng.integers(0, 2**63 - 1, n)))
-    wanted = [ids[int(k)] for k in rng.integers(0, n, lookups)]
-    timings: dict[str, list[tuple[float, float]]] = {"dict": [], "searched": []}
+    before = tuple(sorted(str(uuid.UUID(int=int(x))) for x in rng.integers(0, 2**63 - 1, n)))
+    wanted = [before[int(k)] for k in rng.integers(0, n, lookups)]
+    # The refresh: one new document, at a random place among the others.
+    added = str(uuid.UUID(int=int(rng.integers(0, 2**63 - 1))))
+    ids = tuple(sorted((*before, added)))
+    place = ids.index(added)
+    moved = np.arange(n, dtype=np.int64) + (np.arange(n) >= place)
+    previous = AscendingIndex(before)  # the predecessor's, after its navigation
+    for doc_id in wanted:
+        previous.get(doc_id)
+    makers: dict[str, Callable[[tuple[str, ...]], Mapping[str, int]]] = {
+        "dict": every_id,
+        "searched": AscendingIndex,
+        "carried": carried_from(previous, moved),
+    }
+    timings: dict[str, list[tuple[float, float]]] = {name: [] for name in makers}
     for trial in range(trials):
-        order = ("dict", "searched") if trial % 2 else ("searched", "dict")
+        names = list(makers)
+        order = names[trial % 3 :] + names[: trial % 3]
         for name in order:
-            make = every_id if name == "dict" else AscendingIndex
-            timings[name].append(navigations(make, ids, wanted))
+            timings[name].append(navigations(makers[name], ids, wanted))
     result: dict[str, Any] = {"documents": n, "lookups": lookups, "trials": trials}
     for name, pairs in timings.items():
         result[name] = {
@@ -70,6 +98,9 @@ def run(n: int, lookups: int, trials: int, seed: int) -> dict[str, Any]:
         }
     result["first_ratio"] = round(result["dict"]["first_ms"] / result["searched"]["first_ms"], 1)
     result["second_ratio"] = round(result["dict"]["second_ms"] / result["searched"]["second_ms"], 2)
+    result["carried_first_ratio"] = round(
+        result["searched"]["first_ms"] / result["carried"]["first_ms"], 1
+    )
     return result
 
 
@@ -82,16 +113,18 @@ def main() -> None:
     load_before = os.getloadavg()
     print(
         f"{'docs':>8} {'dict first':>11} {'searched first':>15} {'ratio':>6}"
-        f" {'dict second':>12} {'searched second':>16} {'ratio':>6}   (median ms)"
+        f" {'dict second':>12} {'searched second':>16} {'ratio':>6}"
+        f" {'carried first':>14} {'vs searched':>12}   (median ms)"
     )
     results = []
     for n in arguments.sizes:
         r = run(n, arguments.lookups, arguments.trials, seed=n)
         results.append(r)
-        d, s = r["dict"], r["searched"]
+        d, s, c = r["dict"], r["searched"], r["carried"]
         print(
             f"{n:>8} {d['first_ms']:>11.1f} {s['first_ms']:>15.1f} {r['first_ratio']:>5}x"
-            f" {d['second_ms']:>12.2f} {s['second_ms']:>16.2f} {r['second_ratio']:>5}x",
+            f" {d['second_ms']:>12.2f} {s['second_ms']:>16.2f} {r['second_ratio']:>5}x"
+            f" {c['first_ms']:>14.2f} {r['carried_first_ratio']:>11}x",
             flush=True,
         )
     write_results(RESULTS, "id_index_bench", load_before, results)

@@ -18,6 +18,7 @@ from mnemo_mdn import (
     Polarity,
     polarity_of,
 )
+import mnemo_mdn.graph as graph_module
 from mnemo_mdn.graph import AscendingIndex
 
 
@@ -242,3 +243,47 @@ def test_a_graph_with_ids_in_ascending_order_searches_them_instead_of_indexing_e
     shuffled = CorpusGraph.from_arrays(ids[::-1], ids[::-1], order="declared")
     assert isinstance(shuffled.index, dict)
     assert shuffled.index_of("d00000") == 999
+
+
+@given(
+    st.sets(id_text, min_size=1, max_size=40),
+    st.sets(id_text, max_size=10),
+    st.data(),
+)
+def test_an_index_carried_to_a_changed_graph_finds_exactly_what_a_dict_of_its_ids_finds(
+    ids: set[str], added: set[str], data: st.DataObject
+) -> None:
+    before = tuple(sorted(ids))
+    removed = set(data.draw(st.lists(st.sampled_from(before), max_size=10)))
+    after = tuple(sorted((ids - removed) | added))
+    # Where each old id went (-1: removed, or wrong on purpose for a drawn few: a carry checks).
+    moved = np.array([after.index(d) if d in after else -1 for d in before], dtype=np.int64)
+    if data.draw(st.booleans()) and len(after) > 1:
+        moved[data.draw(st.integers(0, len(before) - 1))] = data.draw(
+            st.integers(0, len(after) - 1)
+        )
+    previous = AscendingIndex(before)
+    for probe in data.draw(st.lists(st.sampled_from(before), max_size=20)):
+        previous.get(probe)
+    carried = AscendingIndex(after)
+    carried.carry(previous, moved)
+    full = {doc_id: k for k, doc_id in enumerate(after)}
+    for probe in [*before, *after, *added]:
+        assert carried.get(probe) == full.get(probe)
+
+
+def test_a_carried_index_searches_none_of_the_ids_its_predecessor_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    before = tuple(f"d{k:05d}" for k in range(0, 2000, 2))
+    after = tuple(sorted((*before[1:], "d00001")))  # one id gone, one new before the others
+    moved = np.array([-1, *range(1, len(before))], dtype=np.int64)
+    previous = AscendingIndex(before)
+    asked = before[1::7]
+    assert [previous[d] for d in asked] == [before.index(d) for d in asked]
+    carried = AscendingIndex(after)
+    carried.carry(previous, moved)
+    searches = []
+    monkeypatch.setattr(graph_module, "bisect_left", lambda *a: searches.append(a) or 0)
+    assert [carried[d] for d in asked] == [after.index(d) for d in asked]
+    assert searches == []

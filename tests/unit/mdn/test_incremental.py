@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import mnemo_mdn.graph as graph_module
 import mnemo_mdn.incremental as incremental
 import numpy as np
 import numpy.typing as npt
@@ -157,6 +158,22 @@ def test_one_added_document_updates_the_index_without_a_rebuild() -> None:
     assert isinstance(carried, TermIndex)
     assert_same_index(carried, _build_term_index(graph_of(new)))
     assert carried.documents_with("fresh").tolist() == [after.index["d100x"]]
+
+
+def test_a_refreshed_graph_finds_the_ids_its_predecessor_found_without_a_search(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    old = {f"d{k:03d}": (f"title w{k % 7}", None) for k in range(300)}
+    new = dict(old) | {"d000a": ("fresh note", None)}
+    del new["d150"]
+    before, after = graph_of(old), graph_of(new)
+    asked = ["d007", "d151", "d299"]
+    assert [before.index_of(d) for d in [*asked, "d150"]] == [7, 151, 299, 150]
+    carry_over(before, after, change_between(old, new))
+    searches: list[object] = []
+    monkeypatch.setattr(graph_module, "bisect_left", lambda *a: searches.append(a) or 0)
+    assert [after.index_of(d) for d in asked] == [8, 151, 299]
+    assert searches == []
 
 
 def test_a_change_that_does_not_fit_the_graphs_carries_nothing() -> None:

@@ -38,6 +38,7 @@ _MAX_DOCUMENTS: Final = 2**31 - 1  # edge endpoints are stored as int32
 # Memo keys with this prefix depend only on documents and edge endpoints, never on weights, so a
 # graph that differs only by weights (memory) can share them.
 STRUCTURAL_MEMO_PREFIX: Final = "structure:"
+INDEX_MEMO: Final = f"{STRUCTURAL_MEMO_PREFIX}index"
 
 _Memoised = TypeVar("_Memoised")
 _Array = TypeVar("_Array", bound=npt.NDArray[Any])
@@ -296,7 +297,7 @@ class CorpusGraph:
         )
         if position is not None and not permuted:
             known: Mapping[str, int] = position
-            graph.memo(f"{STRUCTURAL_MEMO_PREFIX}index", lambda: known)
+            graph.memo(INDEX_MEMO, lambda: known)
         return graph
 
     # ----------------------------------------------------------------------------- views
@@ -313,7 +314,7 @@ class CorpusGraph:
     def index(self) -> Mapping[str, int]:
         """Document id → index in document order."""
         return self.memo(
-            f"{STRUCTURAL_MEMO_PREFIX}index",
+            INDEX_MEMO,
             lambda: (
                 AscendingIndex(self.ids)
                 if self.ids_ascending
@@ -536,6 +537,11 @@ def _raise_for_first_bad_id(ids: Sequence[object]) -> None:
         seen.add(doc_id)
 
 
+CARRIED_IDS: Final = 16_384
+"""Found ids an `AscendingIndex` hands to its successor's: a scope's memory bias reads up to
+`horizon` (1,000) outcomes of a few documents each."""
+
+
 class AscendingIndex(Mapping[str, int]):
     """Id → position for ids in strictly ascending order, by binary search, each id found kept.
 
@@ -569,6 +575,24 @@ class AscendingIndex(Mapping[str, int]):
             self._found[doc_id] = k
             return k
         return default
+
+    def carry(self, previous: AscendingIndex, moved: IndexArray) -> None:
+        """Keep the ids `previous` found, at these ids' positions (`moved[k]`: old position k's
+        new one, -1: gone), each checked against these ids: a refreshed graph's navigation looks up
+        the ids its predecessor's did (the scope's remembered paths), and a search each costs
+        about as much as the rest of the memory bias (bench/README.md, "The id index"). At most
+        `CARRIED_IDS`, the last found first."""
+        found = previous._found.copy()  # one C call: another thread may add meanwhile
+        if not found:
+            return
+        names = list(found)[-CARRIED_IDS:]
+        old = np.fromiter((found[name] for name in names), dtype=np.int64, count=len(names))
+        if int(old.max()) >= len(moved):
+            return  # not this index's predecessor
+        ids, mine = self._ids, self._found
+        for doc_id, k in zip(names, moved.take(old).tolist(), strict=True):
+            if k >= 0 and ids[k] == doc_id:
+                mine.setdefault(doc_id, k)
 
     def __contains__(self, doc_id: object) -> bool:
         try:

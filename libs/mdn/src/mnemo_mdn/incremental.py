@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mnemo_mdn.epr_update import ChannelState, moved_state
-from mnemo_mdn.graph import CorpusGraph, FloatArray, IndexArray
+from mnemo_mdn.graph import INDEX_MEMO, AscendingIndex, CorpusGraph, FloatArray, IndexArray
 from mnemo_mdn.relevance import TERMS_MEMO, Postings, TermIndex, has_bodies, text_pairs
 from mnemo_mdn.signed_pagerank import (
     EPR_MEMO_PREFIX,
@@ -78,6 +78,9 @@ def carry_over(previous: CorpusGraph, graph: CorpusGraph, change: GraphChange) -
     kept = _checked(previous, graph, change)
     if kept is None or graph.n_documents == 0:
         return graph  # nothing fits, or nothing to seed (an empty scope's EPR has no start)
+    old_index = previous.memoised(INDEX_MEMO)
+    if isinstance(old_index, AscendingIndex) and isinstance(graph.index, AscendingIndex):
+        graph.index.carry(old_index, change.moved)
     old_terms = previous.memoised(TERMS_MEMO)
     if isinstance(old_terms, TermIndex) and graph.memoised(TERMS_MEMO) is None:
         updated = updated_term_index(old_terms, graph, change, kept)
