@@ -83,6 +83,7 @@ from mnemo_navigator.observability import (
     traced_retrieval,
 )
 from mnemo_navigator.ports import Catalogue, TenantWork, Transactions
+from mnemo_navigator.reinforced import Reinforced
 from mnemo_navigator.turns import KeyedTurns
 from mnemo_navigator.warm_retrieval import retrieve_from_graph
 
@@ -284,6 +285,8 @@ class Navigator:
         self._navigations = 0  # in flight
         # Per cache key (tenant, corpus, scope), the adaptive navigations remembering in turn.
         self._memory_turns = KeyedTurns()
+        # Per cache key, the last reinforcement committed, to bring the cached graph forward.
+        self._reinforced = Reinforced()
 
     @property
     def cache(self) -> GraphCache:
@@ -438,7 +441,6 @@ class Navigator:
         except MdnError as error:
             raise InvalidRequestError(str(error)) from error
         plan: list[EdgeReinforcement] = []
-        after = -1
         # One scope's memory writes take turns here, before their connection: a navigation
         # waiting on the scope's lock in Postgres would hold one the others need.
         turn: AbstractAsyncContextManager[None] = (
@@ -487,27 +489,17 @@ class Navigator:
                     )
                 )
                 if plan:
-                    # Last: its statement takes the corpus's revision row (the store's trigger),
-                    # which a writer of the corpus waits on until this commits.
+                    # Last, and the commit right after it: its statement takes the corpus's
+                    # revision row (the store's trigger), which every writer of the corpus waits
+                    # on until this commits (`reinforced`: the next navigation reads the
+                    # revision it left).
                     await tx.memory.reinforce(
                         corpus,
                         [EdgeDelta(p.source, p.target, p.etype, p.delta) for p in plan],
                         scope,
                     )
-                    after = await tx.graph.revision(corpus.name)
-        if plan and after == revision + 1:
-            # The reinforcement moved the revision by one, from `after - 1`: when that is the
-            # cached graph's, nobody wrote between, and the reinforcement just committed is its
-            # only change, applied to the graph exactly as Postgres applied it (a new graph with
-            # new weights: built in a worker thread).
-            with timings.phase("advance"):
-                await asyncio.to_thread(
-                    self._cache.advance,
-                    key,
-                    revision,
-                    after,
-                    lambda g: apply_reinforcements(g, plan),
-                )
+        if plan:
+            self._reinforced.record(key, revision, plan)
         return NavigateResult(navigation, revision, cache_state, digest, True, timings.ms)
 
     async def _graph(
@@ -534,6 +526,8 @@ class Navigator:
                 with timings.phase("revision"):
                     revision = await tx.graph.revision(corpus.name)
                 cached = self._cache.get(key, revision)
+                if cached is None and key not in self._building:
+                    cached = await self._advanced(key, revision, timings)
                 running = self._building.get(key)
                 if cached is not None or running is None:
                     state: CacheState = "hit"
@@ -551,6 +545,24 @@ class Navigator:
                 async with self._db.tenant(tenant, read_only=True) as tx:
                     history = await self._history(tx, corpus, digest, timings)
                 return shared.graph, shared.revision, "hit", history
+
+    async def _advanced(self, key: CacheKey, revision: int, timings: Timings) -> CachedGraph | None:
+        """The cached graph of `key` brought to `revision` by the reinforcement committed from
+        `revision - 1` when that is the only change between them (`reinforced`), else None. The
+        reinforcement is applied exactly as Postgres applied it, to a new graph with new weights
+        (built in a worker thread)."""
+        plan = self._reinforced.take(key, revision)
+        if plan is None:
+            return None
+        with timings.phase("advance"):
+            await asyncio.to_thread(
+                self._cache.advance,
+                key,
+                revision - 1,
+                revision,
+                lambda graph: apply_reinforcements(graph, plan),
+            )
+        return self._cache.get(key, revision)
 
     async def _build(
         self,
