@@ -5,12 +5,12 @@ Every refresh (a write, then a navigation) makes a new graph, and a navigation a
 of the documents it selects: outgoing edges for the frontier, distrust edges for each hit's
 `contradicts`. A graph of `n` documents with 5 edges each to random documents (all relation types,
 as `bench/navigate_bench.py` seeds it); per size and per count of lookups (`--lookups`: a
-navigation of budget 5 asks about ten; a graph navigated on and on, hundreds), `--trials` rounds
+navigation of budget 5 asks five of each list; a graph navigated on and on, hundreds), `--trials` rounds
 each time both ways on the same edge columns, alternating which goes first: the grouped lists
 built then asked, and the lookup asked. Times are the median ms of all of it (build included).
 Prints a table with the ratios and writes bench/results/edge_lookup_bench.json.
 
-    python bench/edge_lookup_bench.py [--sizes 10000 100000 1000000] [--lookups 10 50 200]
+    python bench/edge_lookup_bench.py [--sizes 10000 100000 1000000] [--lookups 5 10 50 200]
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def run(n: int, lookups: int, trials: int, seed: int) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
-    parser.add_argument("--lookups", type=int, nargs="+", default=[10, 50, 200])
+    parser.add_argument("--lookups", type=int, nargs="+", default=[5, 10, 50, 200])
     parser.add_argument("--trials", type=int, default=7)
     arguments = parser.parse_args()
     load_before = os.getloadavg()

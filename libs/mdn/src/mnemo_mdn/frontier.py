@@ -40,12 +40,12 @@ class Adjacency:
         return self.edges[self.starts[document] : self.starts[document + 1]]
 
 
-SCANNED_LOOKUPS: Final = 16
+SCANNED_LOOKUPS: Final = 8
 """Lookups an `EdgeLookup` answers by scanning its endpoint column before it groups every edge.
-Grouping costs about twenty scans (a counting sort of every edge: 64 ms at a million documents,
-3 ms at 100k), and a graph refreshed under writes is mostly navigated once, which asks for a
-handful of documents' edges; a graph navigated on and on groups after its sixteenth lookup, and
-never pays more than about twice the cheaper of the two (bench/README.md, "Edge lookups")."""
+Grouping costs about forty scans (a counting sort of every edge), and a graph refreshed under
+writes is mostly navigated once, which asks for one document's edges per step (five at the default
+budget); a graph navigated on groups at its ninth lookup, and pays about a fifth more than
+grouping at once would have (bench/README.md, "Edge lists looked up by scanning first")."""
 
 
 class EdgeLookup:
