@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import mnemo_mdn.graph as graph_module
 import numpy as np
 import pytest
 from hypothesis import given
@@ -18,7 +19,6 @@ from mnemo_mdn import (
     Polarity,
     polarity_of,
 )
-import mnemo_mdn.graph as graph_module
 from mnemo_mdn.graph import AscendingIndex
 
 

@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mnemo_mdn import (
     DEFAULT_PARAMS,
     RELATION_TYPES,
@@ -21,8 +23,6 @@ from mnemo_mdn import (
     epr,
     navigate,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from mnemo_mdn.frontier import (
     BACKWARD_WEIGHT,
     SCANNED_LOOKUPS,

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from mnemo_auth import InsufficientScopeError, Principal
 from mnemo_axon.compiler import load_deployment
+from mnemo_mdn import DEFAULT_PARAMS
 from mnemo_navigator.errors import (
     CorpusNotServedError,
     InvalidRequestError,
@@ -660,3 +661,67 @@ async def test_navigations_of_one_scope_take_turns_before_they_open_a_memory_wri
     assert peak == 1
     assert [a.remembered for a in answers] == [True] * 5
     assert len(world.audits()) == 6
+
+
+async def test_navigations_queued_behind_a_memory_write_are_remembered_together_as_one_by_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While one memory write of a scope is under way, the four navigations queued behind it are
+    remembered in the next unit of work, together: sequences in order, and every weight is the
+    initial one plus each outcome's planned delta (`η·(s − s̄)`, `s̄` over the outcomes up to it),
+    as if each had been written alone."""
+    world = make_world(adaptive=True)
+    await world.navigate("alpha")  # the graph cached, and outcome 1
+    writing, asked = 0, 0
+    changed = asyncio.Condition()
+    tenant, serialise, turn = InMemoryStore.tenant, InMemoryMemory.serialise, KeyedTurns.turn
+
+    @asynccontextmanager
+    async def counted_tenant(
+        store: InMemoryStore, tenant_id: uuid.UUID, *, read_only: bool = False
+    ) -> AsyncIterator[Any]:
+        nonlocal writing
+        writing += not read_only
+        async with tenant(store, tenant_id, read_only=read_only) as work:
+            yield work
+
+    @asynccontextmanager
+    async def counted_turn(turns: KeyedTurns, key: Hashable) -> AsyncIterator[None]:
+        nonlocal asked
+        asked += 1
+        async with changed:
+            changed.notify_all()
+        async with turn(turns, key):
+            yield
+
+    first = [True]
+
+    async def held_serialise(memory: InMemoryMemory, corpus_id: str, scope: str) -> None:
+        if first:  # the first of the five: held until the other four queued behind it
+            first.clear()
+            async with changed:
+                await changed.wait_for(lambda: asked == 5)
+        await serialise(memory, corpus_id, scope)
+
+    monkeypatch.setattr(InMemoryStore, "tenant", counted_tenant)
+    monkeypatch.setattr(InMemoryMemory, "serialise", held_serialise)
+    monkeypatch.setattr(KeyedTurns, "turn", counted_turn)
+    queries = ["alpha beta", "gamma notice", "alpha beta gamma", "beta cap", "notice"]
+    answers = await asyncio.wait_for(asyncio.gather(*(world.navigate(q) for q in queries)), 10)
+    assert writing == 2  # the first alone, the four queued behind it together
+    assert [a.remembered for a in answers] == [True] * 5
+    assert len(world.audits()) == 6
+    outcomes = world.store.outcomes(world.tenant, world.name)
+    assert [o.sequence for o in outcomes] == [1, 2, 3, 4, 5, 6]
+    by_outcome = {(a.navigation.path, a.navigation.coverage): a.navigation for a in answers}
+    weights = {("a", "b"): 0.5, ("a", "c"): 0.5}
+    scores = [outcomes[0].score]  # the first navigation's: its own baseline, no delta
+    for outcome in outcomes[1:]:
+        scores.append(outcome.score)
+        delta = DEFAULT_PARAMS.learning_rate * (outcome.score - sum(scores) / len(scores))
+        for edge in by_outcome[(outcome.path, outcome.score)].traversed:
+            ends = (edge.source, edge.target)
+            weights[ends] = min(max(weights[ends] + delta, 0.001), 1.0)
+    rows = world.store.rows(world.tenant, world.corpus.relations)
+    assert {(r["from_id"], r["to_id"]): r["weight"] for r in rows} == pytest.approx(weights)
+    assert len({a.navigation.coverage for a in answers}) > 1  # the deltas were not all zero

@@ -8,6 +8,7 @@ concurrent navigations of one scope never take the same number.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -52,3 +53,15 @@ class RecentScores:
 
     last_sequence: int
     scores: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NewOutcome:
+    """One navigation to remember: its sequence, query, selected path, the edges it followed
+    (`{"from", "to", "etype"}` each) and its score."""
+
+    sequence: int
+    query: str
+    path: tuple[str, ...]
+    traversed: Sequence[Mapping[str, object]]
+    score: float

@@ -37,11 +37,11 @@ from mnemo_store.loading import (
     LoadLimits,
     load_graph_arrays,
 )
-from mnemo_store.outcomes import RecentScores, StoredOutcome
-from mnemo_store.reinforcement import EdgeDelta, batch, reinforcement_sql
+from mnemo_store.outcomes import NewOutcome, RecentScores, StoredOutcome
+from mnemo_store.reinforcement import EdgeDelta, ReinforcementBatch, batch, reinforcement_sql
 from mnemo_store.retrieval import FoundDocument
 from mnemo_store.row_values import check_payload, column_array
-from mnemo_store.scope import Scope, compile_scope, positional
+from mnemo_store.scope import CompiledScope, Scope, compile_scope, positional
 from mnemo_store.store_corpus import StoreCorpus
 
 _SET_TENANT = "SELECT set_config('mnemo.tenant', $1, true)"
@@ -462,16 +462,31 @@ class TenantTransaction:
         score: float,
     ) -> None:
         """Remember one navigation (call holding the scope's lock, see `serialise_memory`)."""
-        await self._open().execute(
+        await self.record_outcomes(
+            corpus_id, scope_digest, [NewOutcome(sequence, query, tuple(path), traversed, score)]
+        )
+
+    async def record_outcomes(
+        self, corpus_id: str, scope_digest: str, recorded: Sequence[NewOutcome]
+    ) -> None:
+        """Remember navigations in one round trip (call holding the scope's lock)."""
+        if not recorded:
+            return
+        await self._open().executemany(
             outcomes.INSERT_SQL,
-            self._tenant_id,
-            corpus_id,
-            scope_digest,
-            sequence,
-            query,
-            list(path),
-            json.dumps(list(traversed), sort_keys=True),
-            score,
+            [
+                (
+                    self._tenant_id,
+                    corpus_id,
+                    scope_digest,
+                    outcome.sequence,
+                    outcome.query,
+                    list(outcome.path),
+                    json.dumps(list(outcome.traversed), sort_keys=True),
+                    outcome.score,
+                )
+                for outcome in recorded
+            ],
         )
 
     async def reinforce(
@@ -482,21 +497,24 @@ class TenantTransaction:
         Returns the number of edge rows updated (parallel rows with the same endpoints and type
         all move). An empty or all-zero batch writes nothing.
         """
-        connection = self._open()
         rows = batch(deltas)
         if not len(rows):
             return 0
-        compiled = compile_scope(scope or Scope(), corpus)
-        sql, params = positional(
-            reinforcement_sql(corpus, compiled),
-            compiled,
-            sources=rows.sources,
-            targets=rows.targets,
-            etypes=rows.etypes,
-            deltas=rows.deltas,
-        )
-        status = await connection.execute(sql, *params)
+        sql, params = _reinforcement(corpus, compile_scope(scope or Scope(), corpus), rows)
+        status = await self._open().execute(sql, *params)
         return int(status.rsplit(" ", 1)[-1])
+
+    async def reinforce_in_turn(
+        self, corpus: StoreCorpus, plans: Sequence[Iterable[EdgeDelta]], scope: Scope | None = None
+    ) -> None:
+        """`reinforce` each plan in its turn, one statement each (each clamps what the ones
+        before it left), all sent in one round trip. Empty or all-zero plans write nothing."""
+        batches = [rows for rows in (batch(deltas) for deltas in plans) if len(rows)]
+        if not batches:
+            return
+        compiled = compile_scope(scope or Scope(), corpus)
+        statements = [_reinforcement(corpus, compiled, rows) for rows in batches]
+        await self._open().executemany(statements[0][0], [params for _, params in statements])
 
     async def insert_rows(self, store: StoreDecl, rows: Sequence[Mapping[str, object]]) -> int:
         """Insert rows into a declared store for this tenant in one statement; returns the count.
@@ -549,8 +567,16 @@ class TenantTransaction:
 
     async def append_outbox(self, event: outbox.OutboxEvent) -> None:
         """Queue `event` for publishing; it leaves only if this transaction commits."""
-        check_payload(event.payload, f"outbox event {event.event_id} ({event.topic}) payload")
-        await self._open().execute(outbox.INSERT_SQL, *outbox.insert_args(self._tenant_id, event))
+        await self.append_outbox_all([event])
+
+    async def append_outbox_all(self, events: Sequence[outbox.OutboxEvent]) -> None:
+        """Queue `events` for publishing, in one round trip; they leave only if this commits."""
+        for event in events:
+            check_payload(event.payload, f"outbox event {event.event_id} ({event.topic}) payload")
+        if events:
+            await self._open().executemany(
+                outbox.INSERT_SQL, [outbox.insert_args(self._tenant_id, e) for e in events]
+            )
 
     async def claim_event(self, consumer: str, event_id: uuid.UUID) -> bool:
         """Record that `consumer` processes `event_id` in this transaction.
@@ -566,3 +592,17 @@ class TenantTransaction:
             event_id,
         )
         return bool(claimed)
+
+
+def _reinforcement(
+    corpus: StoreCorpus, scope: CompiledScope, rows: ReinforcementBatch
+) -> tuple[str, tuple[object, ...]]:
+    """The reinforcement statement of `rows` in `scope`, and its values (asyncpg's order)."""
+    return positional(
+        reinforcement_sql(corpus, scope),
+        scope,
+        sources=rows.sources,
+        targets=rows.targets,
+        etypes=rows.etypes,
+        deltas=rows.deltas,
+    )

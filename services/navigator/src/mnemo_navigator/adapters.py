@@ -31,7 +31,7 @@ from mnemo_store import (
 )
 from mnemo_store.erasure import TENANT_ERASED_SQLSTATE
 from mnemo_store.errors import StoreError
-from mnemo_store.outcomes import RecentScores, StoredOutcome
+from mnemo_store.outcomes import NewOutcome, RecentScores, StoredOutcome
 from mnemo_store.refresh import GraphRows
 from mnemo_store.registry import list_corpora, read_corpus, store_corpora_fingerprint
 from mnemo_store.retrieval import FoundDocument
@@ -123,6 +123,16 @@ class PostgresMemory:
             corpus_id, scope_digest, sequence, query, path, traversed, score
         )
 
+    async def record_outcomes(
+        self, corpus_id: str, scope_digest: str, recorded: Sequence[NewOutcome]
+    ) -> None:
+        await self._tx.record_outcomes(corpus_id, scope_digest, recorded)
+
+    async def reinforce_in_turn(
+        self, corpus: StoreCorpus, plans: Sequence[Sequence[EdgeDelta]], scope: Scope
+    ) -> None:
+        await self._tx.reinforce_in_turn(corpus, plans, scope)
+
     async def reinforce(
         self, corpus: StoreCorpus, deltas: Sequence[EdgeDelta], scope: Scope
     ) -> int:
@@ -137,6 +147,9 @@ class PostgresAuditTrail:
 
     async def append(self, event: OutboxEvent) -> None:
         await self._tx.append_outbox(event)
+
+    async def append_all(self, events: Sequence[OutboxEvent]) -> None:
+        await self._tx.append_outbox_all(events)
 
 
 class PostgresInbox:

@@ -56,7 +56,7 @@ from mnemo_mdn.tokenization import token_list
 from mnemo_store import EdgeDelta, GraphArrays, LoadLimits, OutboxEvent, Scope, StoreCorpus
 from mnemo_store.corpus_documents import CorpusDocument, WeightUpdate
 from mnemo_store.errors import RowLimitExceededError, TenantTransactionClosedError
-from mnemo_store.outcomes import RecentScores, StoredOutcome
+from mnemo_store.outcomes import NewOutcome, RecentScores, StoredOutcome
 from mnemo_store.refresh import ChangedDocument, ChangedEdges, GraphRows, merge
 from mnemo_store.reinforcement import MAX_WEIGHT, MIN_WEIGHT, batch
 from mnemo_store.retrieval import MAX_QUERY_TERMS, FoundDocument
@@ -376,6 +376,26 @@ class InMemoryMemory:
             _Outcome(corpus_id, scope_digest, sequence, query, tuple(path), tuple(traversed), score)
         )
 
+    async def record_outcomes(
+        self, corpus_id: str, scope_digest: str, recorded: Sequence[NewOutcome]
+    ) -> None:
+        for outcome in recorded:
+            await self.record_outcome(
+                corpus_id,
+                scope_digest,
+                outcome.sequence,
+                outcome.query,
+                outcome.path,
+                outcome.traversed,
+                outcome.score,
+            )
+
+    async def reinforce_in_turn(
+        self, corpus: StoreCorpus, plans: Sequence[Sequence[EdgeDelta]], scope: Scope
+    ) -> None:
+        for deltas in plans:
+            await self.reinforce(corpus, deltas, scope)
+
     async def reinforce(
         self, corpus: StoreCorpus, deltas: Sequence[EdgeDelta], scope: Scope
     ) -> int:
@@ -406,6 +426,10 @@ class InMemoryAuditTrail:
 
     async def append(self, event: OutboxEvent) -> None:
         self._work.state(writing=True).outbox.append(event)
+
+    async def append_all(self, events: Sequence[OutboxEvent]) -> None:
+        for event in events:
+            await self.append(event)
 
 
 class InMemoryInbox:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from mnemo_store import EdgeDelta, GraphArrays, LoadLimits, OutboxEvent, Scope, StoreCorpus
-from mnemo_store.outcomes import RecentScores, StoredOutcome
+from mnemo_store.outcomes import NewOutcome, RecentScores, StoredOutcome
 from mnemo_store.refresh import GraphRows
 from mnemo_store.retrieval import FoundDocument
 
@@ -95,6 +95,12 @@ class NavigationMemory(Protocol):
         """Remember one navigation (holding the scope, see `serialise`)."""
         ...
 
+    async def record_outcomes(
+        self, corpus_id: str, scope_digest: str, recorded: Sequence[NewOutcome]
+    ) -> None:
+        """Remember navigations, in one round trip (holding the scope)."""
+        ...
+
     async def reinforce(
         self, corpus: StoreCorpus, deltas: Sequence[EdgeDelta], scope: Scope
     ) -> int:
@@ -103,11 +109,22 @@ class NavigationMemory(Protocol):
         revision moves by one unless the batch is empty or all zero."""
         ...
 
+    async def reinforce_in_turn(
+        self, corpus: StoreCorpus, plans: Sequence[Sequence[EdgeDelta]], scope: Scope
+    ) -> None:
+        """`reinforce` each plan in its turn (each clamps what the ones before it left), in one
+        round trip: the revision moves by one per plan that is neither empty nor all zero."""
+        ...
+
 
 class AuditTrail(Protocol):
     """The query audit events: queued in the unit of work, published only if it commits."""
 
     async def append(self, event: OutboxEvent) -> None: ...
+
+    async def append_all(self, events: Sequence[OutboxEvent]) -> None:
+        """`append` each, in one round trip."""
+        ...
 
 
 class Inbox(Protocol):

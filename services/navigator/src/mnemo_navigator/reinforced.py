@@ -46,6 +46,10 @@ class Reinforced:
         while len(self._plans) > self._max_scopes:
             self._plans.popitem(last=False)
 
+    def forget(self, key: Hashable) -> None:
+        """Reinforcements of `key` committed that no kept plan accounts for."""
+        self._plans.pop(key, None)
+
     def take(self, key: Hashable, revision: int) -> tuple[EdgeReinforcement, ...] | None:
         """The plan that moved `key`'s graph from `revision - 1` to `revision`, when it is the only
         change between the two; None otherwise. Either way it is forgotten."""
