@@ -284,6 +284,11 @@ def test_a_carried_index_searches_none_of_the_ids_its_predecessor_found(
     carried = AscendingIndex(after)
     carried.carry(previous, moved)
     searches = []
-    monkeypatch.setattr(graph_module, "bisect_left", lambda *a: searches.append(a) or 0)
+
+    def counted(*arguments: object) -> int:
+        searches.append(arguments)
+        return 0
+
+    monkeypatch.setattr(graph_module, "bisect_left", counted)
     assert [carried[d] for d in asked] == [after.index(d) for d in asked]
     assert searches == []

@@ -171,7 +171,12 @@ def test_a_refreshed_graph_finds_the_ids_its_predecessor_found_without_a_search(
     assert [before.index_of(d) for d in [*asked, "d150"]] == [7, 151, 299, 150]
     carry_over(before, after, change_between(old, new))
     searches: list[object] = []
-    monkeypatch.setattr(graph_module, "bisect_left", lambda *a: searches.append(a) or 0)
+
+    def counted(*arguments: object) -> int:
+        searches.append(arguments)
+        return 0
+
+    monkeypatch.setattr(graph_module, "bisect_left", counted)
     assert [after.index_of(d) for d in asked] == [8, 151, 299]
     assert searches == []
 
