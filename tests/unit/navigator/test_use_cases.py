@@ -725,3 +725,54 @@ async def test_navigations_queued_behind_a_memory_write_are_remembered_together_
     rows = world.store.rows(world.tenant, world.corpus.relations)
     assert {(r["from_id"], r["to_id"]): r["weight"] for r in rows} == pytest.approx(weights)
     assert len({a.navigation.coverage for a in answers}) > 1  # the deltas were not all zero
+
+
+async def test_a_write_that_fails_a_shared_transaction_fails_alone_and_the_others_are_remembered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    world = make_world(adaptive=True)
+    await world.navigate("alpha")
+    asked = 0
+    changed = asyncio.Condition()
+    record, serialise, turn = (
+        InMemoryMemory.record_outcomes,
+        InMemoryMemory.serialise,
+        KeyedTurns.turn,
+    )
+
+    async def refusing(
+        memory: InMemoryMemory, corpus_id: str, scope: str, recorded: Sequence[Any]
+    ) -> None:
+        if any(outcome.query == "gamma notice" for outcome in recorded):
+            raise RuntimeError("the store refused this outcome")
+        await record(memory, corpus_id, scope, recorded)
+
+    @asynccontextmanager
+    async def counted_turn(turns: KeyedTurns, key: Hashable) -> AsyncIterator[None]:
+        nonlocal asked
+        asked += 1
+        async with changed:
+            changed.notify_all()
+        async with turn(turns, key):
+            yield
+
+    first = [True]
+
+    async def held_serialise(memory: InMemoryMemory, corpus_id: str, scope: str) -> None:
+        if first:
+            first.clear()
+            async with changed:
+                await changed.wait_for(lambda: asked == 4)
+        await serialise(memory, corpus_id, scope)
+
+    monkeypatch.setattr(InMemoryMemory, "record_outcomes", refusing)
+    monkeypatch.setattr(InMemoryMemory, "serialise", held_serialise)
+    monkeypatch.setattr(KeyedTurns, "turn", counted_turn)
+    queries = ["alpha beta", "beta cap", "gamma notice", "notice"]
+    answers = await asyncio.wait_for(
+        asyncio.gather(*(world.navigate(q) for q in queries), return_exceptions=True), 10
+    )
+    assert isinstance(answers[2], RuntimeError)
+    assert [a.remembered for a in answers if not isinstance(a, BaseException)] == [True] * 3
+    assert len(world.store.outcomes(world.tenant, world.name)) == 4  # "alpha" and the three
+    assert len(world.audits()) == 4
