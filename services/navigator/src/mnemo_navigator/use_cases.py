@@ -317,6 +317,7 @@ class Navigator:
         self._reinforced = Reinforced()
         # Per cache key, the memory writes waiting for the scope's next transaction, in order.
         self._queued_writes: dict[CacheKey, list[_MemoryWrite]] = {}
+        self._memory_tasks: set[asyncio.Future[None]] = set()  # the transactions under way
 
     @property
     def cache(self) -> GraphCache:
@@ -493,9 +494,12 @@ class Navigator:
         async with self._memory_turns.turn(key):
             writes = self._queued_writes.pop(key, None)  # every write queued meanwhile, in order
             if writes:
-                # Their own task: a caller that goes away meanwhile (this one) does not take the
-                # others' writes with it.
-                await asyncio.shield(asyncio.ensure_future(self._write_together(writes)))
+                # Their own task (kept until done: the loop holds tasks weakly): a caller that
+                # goes away meanwhile (this one) does not take the others' writes with it.
+                task = asyncio.ensure_future(self._write_together(writes))
+                self._memory_tasks.add(task)
+                task.add_done_callback(self._memory_tasks.discard)
+                await asyncio.shield(task)
         return await asyncio.shield(write.done)
 
     async def _write_together(self, writes: list[_MemoryWrite]) -> None:
