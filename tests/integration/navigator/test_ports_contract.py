@@ -34,7 +34,7 @@ from mnemo_store import EdgeDelta, GraphArrays, LoadLimits, OutboxEvent, Scope, 
 from mnemo_store.errors import RowLimitExceededError
 from mnemo_store.graph_cache import GraphCache
 from mnemo_store.identifiers import store_table
-from mnemo_store.outcomes import RecentScores
+from mnemo_store.outcomes import NewOutcome, RecentScores
 
 from tests.integration.navigator.conftest import (
     DECLARATIONS,
@@ -346,6 +346,56 @@ async def test_a_reinforcement_in_one_clients_scope_leaves_the_other_clients_sam
         theirs, _ = await work.graph.load(world.corpus, pinned("c2"), LIMITS)
     assert [float(w) for w in mine.edge_weight] == [0.5]
     assert sorted(float(w) for w in theirs.edge_weight) == [0.001, 0.5]  # a->b moved, a->c not
+
+
+async def test_reinforcements_in_turn_each_clamp_what_the_ones_before_left_and_each_move_the_revision(
+    world: World,
+) -> None:
+    tenant = await filled(world)
+    corpus = world.corpus
+    async with world.transactions.tenant(tenant) as work:
+        before = await work.graph.revision(corpus.name)
+        await work.memory.reinforce_in_turn(
+            corpus,
+            [
+                [EdgeDelta("a", "b", "cite", 0.7)],  # 0.5 + 0.7 clamps at 1.0
+                [EdgeDelta("a", "b", "cite", 0.0)],  # all zero: no statement
+                [EdgeDelta("a", "b", "cite", -0.25)],  # from 1.0, not from 1.2
+                [],
+            ],
+            pinned("c1"),
+        )
+        assert await work.graph.revision(corpus.name) == before + 2  # one per plan written
+    assert await world.weights(tenant) == {
+        ("a", "b", "c1"): pytest.approx(0.75),
+        ("a", "c", "c2"): 0.5,
+        ("a", "b", "c2"): 0.5,
+    }
+
+
+async def test_outcomes_and_audit_events_recorded_together_read_back_as_one_by_one(
+    world: World,
+) -> None:
+    tenant = await filled(world)
+    name = world.corpus.name
+    events = [event(tenant) for _ in range(3)]
+    async with world.transactions.tenant(tenant) as work:
+        await work.memory.serialise(name, "scope")
+        await work.memory.record_outcomes(
+            name,
+            "scope",
+            [NewOutcome(k, f"q{k}", ("a", "b")[: k % 2 + 1], [], k / 10) for k in (1, 2, 3)],
+        )
+        await work.audit.append_all(events)
+        await work.audit.append_all([])
+    async with world.transactions.tenant(tenant, read_only=True) as work:
+        recent = await work.memory.recent_outcomes(name, "scope", 5)
+    assert [(o.sequence, o.path, o.score) for o in recent] == [
+        (1, ("a", "b"), 0.1),
+        (2, ("a",), 0.2),
+        (3, ("a", "b"), 0.3),
+    ]
+    assert await world.outbox(tenant) == [e.event_id for e in events]
 
 
 async def test_concurrent_reinforcements_lose_no_update(world: World) -> None:
