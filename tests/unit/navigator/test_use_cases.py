@@ -663,27 +663,12 @@ async def test_navigations_of_one_scope_take_turns_before_they_open_a_memory_wri
     assert len(world.audits()) == 6
 
 
-async def test_navigations_queued_behind_a_memory_write_are_remembered_together_as_one_by_one(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """While one memory write of a scope is under way, the four navigations queued behind it are
-    remembered in the next unit of work, together: sequences in order, and every weight is the
-    initial one plus each outcome's planned delta (`η·(s − s̄)`, `s̄` over the outcomes up to it),
-    as if each had been written alone."""
-    world = make_world(adaptive=True)
-    await world.navigate("alpha")  # the graph cached, and outcome 1
-    writing, asked = 0, 0
+def hold_the_first_memory_write(monkeypatch: pytest.MonkeyPatch, navigations: int) -> None:
+    """The first memory write of a scope waits until `navigations` have asked for their turn:
+    the others queue behind it."""
+    asked = 0
     changed = asyncio.Condition()
-    tenant, serialise, turn = InMemoryStore.tenant, InMemoryMemory.serialise, KeyedTurns.turn
-
-    @asynccontextmanager
-    async def counted_tenant(
-        store: InMemoryStore, tenant_id: uuid.UUID, *, read_only: bool = False
-    ) -> AsyncIterator[Any]:
-        nonlocal writing
-        writing += not read_only
-        async with tenant(store, tenant_id, read_only=read_only) as work:
-            yield work
+    serialise, turn = InMemoryMemory.serialise, KeyedTurns.turn
 
     @asynccontextmanager
     async def counted_turn(turns: KeyedTurns, key: Hashable) -> AsyncIterator[None]:
@@ -697,15 +682,39 @@ async def test_navigations_queued_behind_a_memory_write_are_remembered_together_
     first = [True]
 
     async def held_serialise(memory: InMemoryMemory, corpus_id: str, scope: str) -> None:
-        if first:  # the first of the five: held until the other four queued behind it
+        if first:
             first.clear()
             async with changed:
-                await changed.wait_for(lambda: asked == 5)
+                await changed.wait_for(lambda: asked == navigations)
         await serialise(memory, corpus_id, scope)
 
-    monkeypatch.setattr(InMemoryStore, "tenant", counted_tenant)
     monkeypatch.setattr(InMemoryMemory, "serialise", held_serialise)
     monkeypatch.setattr(KeyedTurns, "turn", counted_turn)
+
+
+async def test_navigations_queued_behind_a_memory_write_are_remembered_together_as_one_by_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While one memory write of a scope is under way, the four navigations queued behind it are
+    remembered in the next unit of work, together: sequences in order, and every weight is the
+    initial one plus each outcome's planned delta (`η·(s − s̄)`, `s̄` over the outcomes up to it),
+    as if each had been written alone."""
+    world = make_world(adaptive=True)
+    await world.navigate("alpha")  # the graph cached, and outcome 1
+    writing = 0
+    tenant = InMemoryStore.tenant
+
+    @asynccontextmanager
+    async def counted_tenant(
+        store: InMemoryStore, tenant_id: uuid.UUID, *, read_only: bool = False
+    ) -> AsyncIterator[Any]:
+        nonlocal writing
+        writing += not read_only
+        async with tenant(store, tenant_id, read_only=read_only) as work:
+            yield work
+
+    monkeypatch.setattr(InMemoryStore, "tenant", counted_tenant)
+    hold_the_first_memory_write(monkeypatch, 5)
     queries = ["alpha beta", "gamma notice", "alpha beta gamma", "beta cap", "notice"]
     answers = await asyncio.wait_for(asyncio.gather(*(world.navigate(q) for q in queries)), 10)
     assert writing == 2  # the first alone, the four queued behind it together
@@ -732,13 +741,7 @@ async def test_a_write_that_fails_a_shared_transaction_fails_alone_and_the_other
 ) -> None:
     world = make_world(adaptive=True)
     await world.navigate("alpha")
-    asked = 0
-    changed = asyncio.Condition()
-    record, serialise, turn = (
-        InMemoryMemory.record_outcomes,
-        InMemoryMemory.serialise,
-        KeyedTurns.turn,
-    )
+    record = InMemoryMemory.record_outcomes
 
     async def refusing(
         memory: InMemoryMemory, corpus_id: str, scope: str, recorded: Sequence[Any]
@@ -747,27 +750,8 @@ async def test_a_write_that_fails_a_shared_transaction_fails_alone_and_the_other
             raise RuntimeError("the store refused this outcome")
         await record(memory, corpus_id, scope, recorded)
 
-    @asynccontextmanager
-    async def counted_turn(turns: KeyedTurns, key: Hashable) -> AsyncIterator[None]:
-        nonlocal asked
-        asked += 1
-        async with changed:
-            changed.notify_all()
-        async with turn(turns, key):
-            yield
-
-    first = [True]
-
-    async def held_serialise(memory: InMemoryMemory, corpus_id: str, scope: str) -> None:
-        if first:
-            first.clear()
-            async with changed:
-                await changed.wait_for(lambda: asked == 4)
-        await serialise(memory, corpus_id, scope)
-
     monkeypatch.setattr(InMemoryMemory, "record_outcomes", refusing)
-    monkeypatch.setattr(InMemoryMemory, "serialise", held_serialise)
-    monkeypatch.setattr(KeyedTurns, "turn", counted_turn)
+    hold_the_first_memory_write(monkeypatch, 4)
     queries = ["alpha beta", "beta cap", "gamma notice", "notice"]
     answers = await asyncio.wait_for(
         asyncio.gather(*(world.navigate(q) for q in queries), return_exceptions=True), 10
