@@ -42,9 +42,9 @@ class Adjacency:
 
 SCANNED_LOOKUPS: Final = 8
 """Lookups an `EdgeLookup` answers by scanning its endpoint column before it groups every edge.
-Grouping costs about forty scans (a counting sort of every edge), and a graph refreshed under
-writes is mostly navigated once, which asks for one document's edges per step (five at the default
-budget); a graph navigated on groups at its ninth lookup, and pays about a fifth more than
+Grouping costs thirty to forty-five scans (a counting sort of every edge), and a graph refreshed
+under writes is mostly navigated once, which asks for one document's edges per step (five at the
+default budget); a graph navigated on groups at its ninth lookup, and pays 10-50% more than
 grouping at once would have (bench/README.md, "Edge lists looked up by scanning first")."""
 
 
