@@ -308,8 +308,8 @@ async def test_a_published_command_arrives_as_sent_keyed_by_its_tenant(ports: Po
         )
         for k, tenant in enumerate(ports.tenants)
     ]
-    for command in commands:
-        await ports.publisher.publish(command)
+    delivered = [await ports.publisher.enqueue(command) for command in commands]
+    await asyncio.gather(*delivered)
     found = await ports.published(len(commands))
     assert sorted(found) == sorted(
         (str(c.tenant).encode(), c.model_dump_json().encode()) for c in commands

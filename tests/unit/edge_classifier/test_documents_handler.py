@@ -5,7 +5,9 @@ only from the event's tenant and end-client; a scope the index cannot follow rea
 
 from __future__ import annotations
 
+import asyncio
 import uuid
+from collections.abc import Awaitable
 from typing import cast
 
 import pytest
@@ -84,13 +86,13 @@ async def test_a_batch_is_classified_a_tenant_at_a_time_and_its_edges_published_
     first, second = sorted((uuid.uuid4(), uuid.uuid4()), key=lambda t: t.bytes)
     world = World(first, second)
     reads_at_publish: list[int] = []
-    publish = world.publisher.publish
+    enqueue = world.publisher.enqueue
 
-    async def counting(command: Envelope[PersistRow]) -> None:
+    async def counting(command: Envelope[PersistRow]) -> Awaitable[object]:
         reads_at_publish.append(len(world.candidates.reads))
-        await publish(command)
+        return await enqueue(command)
 
-    world.publisher.publish = counting  # type: ignore[method-assign]  # observe the order of calls
+    world.publisher.enqueue = counting  # type: ignore[method-assign]  # observe the order of calls
     items = [
         received(second, song("s1")),
         received(first, song("f1")),
@@ -147,6 +149,42 @@ async def test_a_dropped_store_dead_letters_its_events_and_the_corpus_is_read_af
     assert "is gone or changed" in rejections[0].reason
     assert world.corpora.forgotten == [CORPUS.name]
     assert world.publisher.published == []
+
+
+async def test_a_batchs_edges_are_queued_one_after_the_other_then_awaited_together() -> None:
+    """Sent concurrently, thousands of commands all waited on each full producer batch and all
+    woke when it drained; queued in turn, one waits at a time."""
+    tenant = uuid.uuid4()
+    world = World(tenant)
+    loop = asyncio.get_running_loop()
+    queuing, most = 0, 0
+    deliveries: list[asyncio.Future[object]] = []
+    all_queued = asyncio.Event()
+
+    async def enqueue(command: Envelope[PersistRow]) -> Awaitable[object]:
+        nonlocal queuing, most
+        queuing += 1
+        most = max(most, queuing)
+        turn: asyncio.Future[None] = loop.create_future()
+        loop.call_soon(turn.set_result, None)
+        await turn  # a queue that lets others run, as the producer's may
+        queuing -= 1
+        world.publisher.published.append(command)
+        deliveries.append(loop.create_future())
+        if len(deliveries) == 3:
+            all_queued.set()
+        return deliveries[-1]
+
+    world.publisher.enqueue = enqueue  # type: ignore[method-assign]  # a producer that yields
+    items = [received(tenant, song(f"s{k}"), offset=k) for k in range(3)]
+    handling = asyncio.ensure_future(world.handle(items))
+    await asyncio.wait_for(all_queued.wait(), 5)
+    assert most == 1
+    assert not handling.done()  # the batch waits for the broker to have every command
+    for delivered in deliveries:
+        delivered.set_result(None)
+    assert await asyncio.wait_for(handling, 5) == []
+    assert sorted(str(source) for _, source, _ in world.edges()) == ["s0", "s1", "s2"]
 
 
 async def test_a_publish_that_fails_fails_the_batch_so_its_offsets_are_not_committed() -> None:

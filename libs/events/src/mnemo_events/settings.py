@@ -43,11 +43,15 @@ class KafkaSettings(BaseSettings):
     batch_max_records: int = Field(default=500, ge=1)
     """Most records a batch consumer takes at once."""
     batch_timeout_ms: int = Field(default=200, ge=1)
-    max_partition_fetch_bytes: int = Field(default=64 * 1024, ge=1024)
+    max_partition_fetch_bytes: int = Field(default=256 * 1024, ge=1024)
     """Most bytes one fetch takes from one partition. The client hands out a partition's fetched
     records before the next partition's, so this bounds how long a busy partition's backlog can
     keep the others of the same consumer waiting (the client's 1 MiB default let one backlog hold
-    every other partition for thousands of records); a larger producer batch is still fetched."""
+    every other partition for thousands of records); a larger producer batch is still fetched.
+    It also bounds a busy partition's batches: a partition is fetched again only once its records
+    are handled, so at 64 KiB (about a hundred persist records) ingest spent more time between
+    batches than in them and fell behind 100 documents a second with their edges (bench/README.md,
+    "Ingest held to a hundred records a batch")."""
     graceful_timeout_seconds: float = Field(default=8.0, gt=0)
     """How long a stopping consumer waits for the batch in hand (SIGTERM must end within 10 s)."""
     request_timeout_ms: int = Field(default=10_000, ge=1000)

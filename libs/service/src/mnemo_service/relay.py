@@ -16,7 +16,7 @@ import asyncio
 from collections.abc import Awaitable, Sequence
 
 from faststream.kafka import KafkaBroker
-from mnemo_events.broker import kafka_producer
+from mnemo_events.broker import CORRELATION_ID, kafka_producer
 from mnemo_events.tracing import context_from_headers, outgoing_headers, unsampled_as_is
 from mnemo_store import OutboxMessage
 from mnemo_telemetry.tracing import producer_span
@@ -24,8 +24,6 @@ from opentelemetry import context as otel_context
 
 BATCH_COUNT = "messaging.batch.message_count"
 """OpenTelemetry's attribute for the number of messages a producer span sent."""
-CORRELATION_ID = "correlation_id"
-"""FastStream's header for a message's correlation id (its consumers read it from there)."""
 
 
 class KafkaPublisher:

@@ -19,13 +19,13 @@ import math
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
 from mnemo_events import Envelope, PersistRow
-from mnemo_events.broker import publish
+from mnemo_events.broker import enqueue
 from mnemo_mdn.edge_classification import CandidateQuery, ClassifierOptions, TextDocument
 from mnemo_mdn.lexical_index import ScopeIndex
 from mnemo_store import Scope, Store, StoreCorpus
@@ -95,8 +95,8 @@ class KafkaEdgePublisher:
         self._broker = broker
         self._topic = topic
 
-    async def publish(self, command: Envelope[PersistRow]) -> None:
-        await publish(self._broker, self._topic, command)  # type: ignore[arg-type]  # Envelope is covariant in use
+    async def enqueue(self, command: Envelope[PersistRow]) -> Awaitable[object]:
+        return await enqueue(self._broker, self._topic, command)  # type: ignore[arg-type]  # Envelope is covariant in use
 
 
 class StoreCandidates:

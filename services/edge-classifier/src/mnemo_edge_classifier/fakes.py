@@ -16,9 +16,10 @@ real adapters do.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 
 from mnemo_events import Envelope, PersistRow
 from mnemo_mdn.edge_classification import (
@@ -130,7 +131,10 @@ class MemoryEdgePublisher:
         self.published: list[Envelope[PersistRow]] = []
         self.failing: Exception | None = None
 
-    async def publish(self, command: Envelope[PersistRow]) -> None:
+    async def enqueue(self, command: Envelope[PersistRow]) -> Awaitable[object]:
         if self.failing is not None:
             raise self.failing
         self.published.append(command)
+        delivered: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+        delivered.set_result(None)
+        return delivered

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import uuid
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -93,9 +93,11 @@ class CandidateSource(Protocol):
 
 
 class EdgePublisher(Protocol):
-    async def publish(self, command: Envelope[PersistRow]) -> None:
-        """Send one edge's persist command to ingest; returns once the broker has it (raises when
-        it could not: the batch is then retried, its offsets not committed)."""
+    async def enqueue(self, command: Envelope[PersistRow]) -> Awaitable[object]:
+        """Queue one edge's persist command for ingest; returns once it is queued, with what
+        settles when the broker has it (raises when it could not: the batch is then retried, its
+        offsets not committed). A batch's commands are queued one after the other, then awaited
+        together."""
         ...
 
 
