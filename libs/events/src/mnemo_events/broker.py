@@ -5,7 +5,8 @@ and the one way to publish an event: JSON envelope, tenant as key, W3C trace hea
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Sequence
+import uuid
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, Protocol
 
 from aiokafka.partitioner import DefaultPartitioner, murmur2
@@ -124,17 +125,31 @@ async def enqueue(
         headers = outgoing_headers({"content-type": CONTENT_TYPE})
         if envelope.trace and "traceparent" not in headers:
             headers["traceparent"] = envelope.trace
-        producer = kafka_producer(broker)
-        if producer is None:
-            queued: Awaitable[object] = await broker.publish(
-                value,
-                topic=topic,
-                key=key,
-                headers=headers,
-                correlation_id=str(envelope.event_id),
-                no_confirm=True,
-            )
-            return queued
-        encoded = [(name, text.encode()) for name, text in headers.items()]
-        encoded.append((CORRELATION_ID, str(envelope.event_id).encode()))
-        return await producer.send(topic, value, key=key, headers=encoded)
+        return await send_record(broker, topic, value, key, headers, envelope.event_id)
+
+
+async def send_record(
+    broker: KafkaBroker,
+    topic: str,
+    value: bytes,
+    key: bytes | None,
+    headers: Mapping[str, str],
+    event_id: uuid.UUID,
+) -> Awaitable[object]:
+    """Queue one record straight to the Kafka client the broker holds (FastStream's `publish` when
+    it cannot be found), with `headers` and a `correlation_id` header naming the event; returns
+    what settles when the broker has it."""
+    producer = kafka_producer(broker)
+    if producer is None:
+        queued: Awaitable[object] = await broker.publish(
+            value,
+            topic=topic,
+            key=key,
+            headers=dict(headers),
+            correlation_id=str(event_id),
+            no_confirm=True,
+        )
+        return queued
+    encoded = [(name, text.encode()) for name, text in headers.items()]
+    encoded.append((CORRELATION_ID, str(event_id).encode()))
+    return await producer.send(topic, value, key=key, headers=encoded)

@@ -6,8 +6,8 @@ producer per process, idempotent, the broker's partitioner), not through FastStr
 whose command object, middleware chain and random correlation id cost more per record than the
 client's own send. What FastStream would add is kept: the stored headers (content type and trace
 context) and a `correlation_id` header, here the event id (an id that names the event, where
-FastStream's was random). `mnemo_events.broker.kafka_producer` finds the client; a broker whose client cannot be
-found (another FastStream layout) is published through as before.
+FastStream's was random). `mnemo_events.broker.send_record` finds the client and sends; a broker
+whose client cannot be found (another FastStream layout) is published through as before.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import asyncio
 from collections.abc import Awaitable, Sequence
 
 from faststream.kafka import KafkaBroker
-from mnemo_events.broker import CORRELATION_ID, kafka_producer
+from mnemo_events.broker import send_record
 from mnemo_events.tracing import context_from_headers, outgoing_headers, unsampled_as_is
 from mnemo_store import OutboxMessage
 from mnemo_telemetry.tracing import producer_span
@@ -94,20 +94,11 @@ class KafkaPublisher:
             otel_context.detach(token)
 
     async def _send(self, message: OutboxMessage, headers: dict[str, str]) -> Awaitable[object]:
-        producer = kafka_producer(self._broker)
-        if producer is None:
-            sent: Awaitable[object] = await self._broker.publish(
-                message.payload.encode(),
-                topic=message.topic,
-                key=message.key,
-                headers=headers,
-                correlation_id=str(message.event_id),
-                no_confirm=True,
-            )
-            return sent
-        encoded = [(name, value.encode()) for name, value in headers.items()]
-        encoded.append((CORRELATION_ID, str(message.event_id).encode()))
-        queued: Awaitable[object] = await producer.send(
-            message.topic, message.payload.encode(), key=message.key, headers=encoded
+        return await send_record(
+            self._broker,
+            message.topic,
+            message.payload.encode(),
+            message.key,
+            headers,
+            message.event_id,
         )
-        return queued
