@@ -37,6 +37,7 @@ from mnemo_events.consumer import BatchHandler, Consumer, assigned_partitions, b
 from mnemo_events.provisioning import ensure_topics
 from mnemo_events.readiness import broker_reachable, consumer_healthy, partitions_ready
 from mnemo_store import OutboxRelay
+from mnemo_store.pools import open_pool
 from mnemo_telemetry import metrics
 from mnemo_telemetry.asgi import HttpMetricsMiddleware, fastapi_telemetry
 from mnemo_telemetry.probes import ReadinessCheck, probe_router
@@ -136,7 +137,7 @@ class Composition:
         self, dsn: SecretStr, *, max_size: int, min_size: int = 1, **kw: Any
     ) -> asyncpg.Pool:
         """A Postgres pool, closed after the lifespan; the first one is the `database` check's."""
-        pool = await asyncpg.create_pool(
+        pool = await open_pool(
             dsn.get_secret_value(), min_size=min_size, max_size=max_size, init=trace_queries, **kw
         )
         self._stack.push_async_callback(pool.close)

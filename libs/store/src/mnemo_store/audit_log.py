@@ -25,6 +25,7 @@ from mnemo_store.audit_chain import (
     ChainVerifier,
     check_chain_value,
 )
+from mnemo_store.pools import open_pool
 
 _SET_TENANT = "SELECT set_config('mnemo.tenant', $1, true)"
 
@@ -111,7 +112,7 @@ class AuditLog:
 
     @classmethod
     async def connect(cls, dsn: str, *, min_size: int = 1, max_size: int = 4) -> AuditLog:
-        return cls(await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size))
+        return cls(await open_pool(dsn, min_size=min_size, max_size=max_size))
 
     async def close(self) -> None:
         await self._pool.close()

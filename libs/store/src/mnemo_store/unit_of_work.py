@@ -38,6 +38,7 @@ from mnemo_store.loading import (
     load_graph_arrays,
 )
 from mnemo_store.outcomes import NewOutcome, RecentScores, StoredOutcome
+from mnemo_store.pools import open_pool
 from mnemo_store.reinforcement import EdgeDelta, ReinforcementBatch, batch, reinforcement_sql
 from mnemo_store.retrieval import FoundDocument
 from mnemo_store.row_values import check_payload, column_array
@@ -96,8 +97,7 @@ class Store:
 
     @classmethod
     async def connect(cls, dsn: str, *, min_size: int = 1, max_size: int = 10) -> Store:
-        pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size)
-        return cls(pool)
+        return cls(await open_pool(dsn, min_size=min_size, max_size=max_size))
 
     async def close(self) -> None:
         await self._pool.close()
