@@ -516,6 +516,29 @@ async def test_recent_outcomes_are_the_last_ones_of_the_scope_oldest_first(world
         (2, ("a", "b"), 0.2),
         (3, ("a", "b"), 0.3),
     ]
+    async with world.transactions.tenant(tenant, read_only=True) as work:
+        since = [o.sequence for o in await work.memory.recent_outcomes(name, "scope", 9, since=2)]
+        assert since == [2, 3]  # from sequence 2 on, that one included
+        assert await work.memory.recent_outcomes(name, "scope", 9, since=4) == []
+        assert [
+            o.sequence for o in await work.memory.recent_outcomes(name, "scope", 1, since=2)
+        ] == [3]
+
+
+async def test_the_reset_mark_moves_with_a_delete_and_only_then(world: World) -> None:
+    tenant = await world.new_tenant()
+    name = world.corpus.name
+    async with world.transactions.tenant(tenant, read_only=True) as work:
+        assert await work.graph.marks(name) == (0, 0)
+    await world.write(tenant, DOCS[:2], EDGES[:1])
+    async with world.transactions.tenant(tenant) as work:
+        revision, reset = await work.graph.marks(name)
+        assert (revision, reset) == (await work.graph.revision(name), 0)
+        await work.memory.reinforce(world.corpus, [EdgeDelta("a", "b", "cite", 0.1)], Scope())
+        assert await work.graph.marks(name) == (revision + 1, 0)  # a write, not a reset
+    await world.delete_edges(tenant)
+    async with world.transactions.tenant(tenant, read_only=True) as work:
+        assert await work.graph.marks(name) == (revision + 2, revision + 2)
 
 
 async def test_recent_scores_are_the_last_ones_of_the_scope_oldest_first(world: World) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import random
 import uuid
 from collections.abc import AsyncIterator, Hashable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -342,7 +343,7 @@ async def test_a_deletion_since_the_cached_graph_reloads_it_in_full() -> None:
 
 class HeldReads:
     """The in-memory graph reads, counted, with the first load held after its rows are read (its
-    snapshot) until the `arrivals`-th revision read (then the requests that began meanwhile have
+    snapshot) until the `arrivals`-th revision read (`marks`) (then the requests that began meanwhile have
     all missed the cache and wait for that build), or for good when not `release`."""
 
     def __init__(
@@ -352,13 +353,13 @@ class HeldReads:
         self.held, self.arrived = asyncio.Event(), asyncio.Event()
         self._counted = asyncio.Condition()
         gate = asyncio.Event()
-        load, refresh, revision = (
+        load, refresh, marks = (
             InMemoryGraphReads.load,
             InMemoryGraphReads.refresh,
-            InMemoryGraphReads.revision,
+            InMemoryGraphReads.marks,
         )
 
-        async def counted_revision(reads: InMemoryGraphReads, corpus_id: str) -> int:
+        async def counted_marks(reads: InMemoryGraphReads, corpus_id: str) -> tuple[int, int]:
             self.revisions += 1
             async with self._counted:
                 self._counted.notify_all()
@@ -366,7 +367,7 @@ class HeldReads:
                 self.arrived.set()
                 if release:
                     gate.set()
-            return await revision(reads, corpus_id)
+            return await marks(reads, corpus_id)
 
         async def held_load(reads: InMemoryGraphReads, *args: Any) -> Any:
             self.loads += 1
@@ -380,7 +381,7 @@ class HeldReads:
             self.refreshes += 1
             return await refresh(reads, *args)
 
-        monkeypatch.setattr(InMemoryGraphReads, "revision", counted_revision)
+        monkeypatch.setattr(InMemoryGraphReads, "marks", counted_marks)
         monkeypatch.setattr(InMemoryGraphReads, "load", held_load)
         monkeypatch.setattr(InMemoryGraphReads, "refresh", counted_refresh)
 
@@ -546,6 +547,90 @@ async def test_a_redelivered_request_is_answered_again_but_remembered_and_audite
     assert again.navigation.path == first.navigation.path
     assert len(world.store.outcomes(world.tenant, world.name)) == 1
     assert len(world.audits()) == 1
+
+
+class CountedOutcomeReads:
+    """The in-memory outcome reads: per read, the sequence it read from and the rows it found."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.reads: list[tuple[int, int]] = []
+        read = InMemoryMemory.recent_outcomes
+
+        async def counted(
+            memory: InMemoryMemory, corpus_id: str, digest: str, horizon: int, *, since: int = 0
+        ) -> Any:
+            found = await read(memory, corpus_id, digest, horizon, since=since)
+            self.reads.append((since, len(found)))
+            return found
+
+        monkeypatch.setattr(InMemoryMemory, "recent_outcomes", counted)
+
+
+async def test_a_navigation_reads_only_the_outcomes_remembered_since_its_scopes_last(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    world = make_world(adaptive=True)
+    reads = CountedOutcomeReads(monkeypatch)
+    for _ in range(6):
+        await world.navigate()
+    # Whole while nothing is kept; then from the last outcome kept on: it and the one since.
+    assert reads.reads == [(0, 0), (0, 1), (1, 2), (2, 2), (3, 2), (4, 2)]
+    await world.navigate(client={"tenant_id": "c1"})  # another scope: its own, read whole
+    assert reads.reads[-1] == (0, 0)
+
+
+async def test_after_a_forget_the_next_navigation_reads_its_scope_whole_without_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    world = make_world(adaptive=True)
+    reads = CountedOutcomeReads(monkeypatch)
+    paths = [(await world.navigate(query, seed=None)).navigation.path for query in QUERIES]
+    assert any("c" in path for path in paths)
+    assert not all("c" in path for path in paths)
+    world.store.forget(world.tenant, world.corpus, "c")
+    await world.navigate("alpha beta", seed=None)
+    kept = [p for p in paths if "c" not in p]
+    assert reads.reads[-1] == (0, len(kept))  # the reset mark moved: read whole
+    outcomes = world.store.outcomes(world.tenant, world.name)
+    assert [o.path for o in outcomes[: len(kept)]] == kept
+
+
+QUERIES = ["alpha beta", "gamma notice", "beta cap", "alpha liability gamma"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+async def test_navigations_answer_as_if_each_read_its_scopes_outcomes_whole(seed: int) -> None:
+    """The same writes, forgets and navigations (two scopes) on a navigator keeping its scopes'
+    outcomes and on one reading them whole every time: every answer is the same."""
+    kept, whole = make_world(adaptive=True), make_world(adaptive=True, history_max_outcomes=0)
+    rng = random.Random(seed)
+    present = {"a", "b", "c"}
+    for step in range(40):
+        roll = rng.random()
+        if roll < 0.08 and present:
+            forgotten = rng.choice(sorted(present))
+            present.discard(forgotten)
+            for world in (kept, whole):
+                world.store.forget(world.tenant, world.corpus, forgotten)
+        elif roll < 0.16:
+            added = {
+                "id": f"n{step}",
+                "tenant_id": "c1",
+                "title": rng.choice(QUERIES),
+                "body": None,
+            }
+            present.add(str(added["id"]))
+            for world in (kept, whole):
+                world.write([added])
+        else:
+            query, client = rng.choice(QUERIES), rng.choice([None, {"tenant_id": "c1"}])
+            answers = [
+                await world.navigate(query, seed=None, client=client) for world in (kept, whole)
+            ]
+            assert answers[0].navigation == answers[1].navigation, step
+    assert kept.store.outcomes(kept.tenant, kept.name) == whole.store.outcomes(
+        whole.tenant, whole.name
+    )
 
 
 # --------------------------------------------------------------------------------------- audit

@@ -12,9 +12,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+# The last $3 outcomes of a scope from sequence $4 on (0: the last $3), newest first.
 RECENT_SQL: Final = (
     "SELECT seq, path, score FROM mnemo.nav_outcomes"
-    " WHERE corpus_id = $1 AND scope = $2 ORDER BY seq DESC LIMIT $3"
+    " WHERE corpus_id = $1 AND scope = $2 AND seq >= $4 ORDER BY seq DESC LIMIT $3"
 )
 # What a memory write needs of the outcomes before it, in one row: the last sequence and the scores
 # oldest first (not their paths: it runs holding the scope's lock).

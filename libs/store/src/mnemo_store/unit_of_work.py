@@ -420,10 +420,13 @@ class TenantTransaction:
         return [FoundDocument(row["axon_id"], row["axon_title"], row["axon_body"]) for row in rows]
 
     async def recent_outcomes(
-        self, corpus_id: str, scope_digest: str, horizon: int
+        self, corpus_id: str, scope_digest: str, horizon: int, *, since: int = 0
     ) -> list[StoredOutcome]:
-        """The last `horizon` outcomes of (this tenant, `corpus_id`, scope), oldest first."""
-        rows = await self._open().fetch(outcomes.RECENT_SQL, corpus_id, scope_digest, horizon)
+        """The last `horizon` outcomes of (this tenant, `corpus_id`, scope) from sequence `since`
+        on, oldest first."""
+        rows = await self._open().fetch(
+            outcomes.RECENT_SQL, corpus_id, scope_digest, horizon, since
+        )
         return [
             StoredOutcome(int(row["seq"]), tuple(row["path"]), float(row["score"]))
             for row in reversed(rows)

@@ -71,6 +71,9 @@ class PostgresGraphReads:
     async def revision(self, corpus_id: str) -> int:
         return await self._tx.graph_revision(corpus_id)
 
+    async def marks(self, corpus_id: str) -> tuple[int, int]:
+        return await self._tx.graph_marks(corpus_id)
+
     async def load(
         self, corpus: StoreCorpus, scope: Scope, limits: LoadLimits
     ) -> tuple[GraphArrays, GraphRows | None]:
@@ -102,9 +105,9 @@ class PostgresMemory:
         await self._tx.serialise_memory(corpus_id, scope_digest)
 
     async def recent_outcomes(
-        self, corpus_id: str, scope_digest: str, horizon: int
+        self, corpus_id: str, scope_digest: str, horizon: int, *, since: int = 0
     ) -> list[StoredOutcome]:
-        return await self._tx.recent_outcomes(corpus_id, scope_digest, horizon)
+        return await self._tx.recent_outcomes(corpus_id, scope_digest, horizon, since=since)
 
     async def recent_scores(self, corpus_id: str, scope_digest: str, horizon: int) -> RecentScores:
         return await self._tx.recent_scores(corpus_id, scope_digest, horizon)

@@ -213,7 +213,7 @@ class PostgresDeclaredWork:
     async def recent_outcomes(
         self, corpus_id: str, scope: str, horizon: int
     ) -> list[StoredOutcome]:
-        rows = await self._connection.fetch(outcome_sql.RECENT_SQL, corpus_id, scope, horizon)
+        rows = await self._connection.fetch(outcome_sql.RECENT_SQL, corpus_id, scope, horizon, 0)
         return [
             StoredOutcome(int(r["seq"]), tuple(r["path"]), float(r["score"]))
             for r in reversed(rows)

@@ -115,7 +115,7 @@ _KEY = "\x00key"  # each row's hidden integer key (the Postgres adapter's axon_r
 class InMemoryStore:
     """Every tenant's store rows, memory, outbox and inbox; `tenant()` is `Transactions`.
 
-    Tests write rows with `write` (an insert statement) and `delete`, and read what the use
+    Tests write rows with `write` (an insert statement), `delete` and `forget`, and read what the use
     cases wrote with `outbox`, `outcomes` and `rows`.
     """
 
@@ -152,6 +152,17 @@ class InMemoryStore:
         state = self._state(tenant_id)
         state.rows[store.name] = [r for r in state.rows.get(store.name, []) if not where(r)]
         state.wrote(store.name, sorted(self._readers.get(store.name, ())), reset=True)
+
+    def forget(self, tenant_id: uuid.UUID, corpus: StoreCorpus, document_id: str) -> None:
+        """What ingest's forget does to what the navigator reads, in one statement: the document
+        goes (a reset of every corpus reading its store), and so do the outcomes naming it."""
+        self.delete(
+            tenant_id, corpus.documents, lambda row: str(row.get(corpus.id_column)) == document_id
+        )
+        state = self._state(tenant_id)
+        state.outcomes = [
+            o for o in state.outcomes if o.corpus_id != corpus.name or document_id not in o.path
+        ]
 
     def outbox(self, tenant_id: uuid.UUID) -> list[OutboxEvent]:
         return list(self._state(tenant_id).outbox)
@@ -228,6 +239,9 @@ class InMemoryGraphReads:
 
     async def revision(self, corpus_id: str) -> int:
         return self._work.state().revisions.get(corpus_id, (0, 0))[0]
+
+    async def marks(self, corpus_id: str) -> tuple[int, int]:
+        return self._work.state().revisions.get(corpus_id, (0, 0))
 
     async def load(
         self, corpus: StoreCorpus, scope: Scope, limits: LoadLimits
@@ -336,13 +350,20 @@ class InMemoryMemory:
         return None
 
     async def recent_outcomes(
-        self, corpus_id: str, scope_digest: str, horizon: int
+        self, corpus_id: str, scope_digest: str, horizon: int, *, since: int = 0
+    ) -> list[StoredOutcome]:
+        return self._recent(corpus_id, scope_digest, horizon, since)
+
+    def _recent(
+        self, corpus_id: str, scope_digest: str, horizon: int, since: int = 0
     ) -> list[StoredOutcome]:
         mine = sorted(
             (
                 o
                 for o in self._work.state().outcomes
-                if o.corpus_id == corpus_id and o.scope_digest == scope_digest
+                if o.corpus_id == corpus_id
+                and o.scope_digest == scope_digest
+                and o.sequence >= since
             ),
             key=lambda o: o.sequence,
         )
@@ -350,7 +371,7 @@ class InMemoryMemory:
         return [StoredOutcome(o.sequence, o.path, o.score) for o in last]
 
     async def recent_scores(self, corpus_id: str, scope_digest: str, horizon: int) -> RecentScores:
-        recent = await self.recent_outcomes(corpus_id, scope_digest, horizon)
+        recent = self._recent(corpus_id, scope_digest, horizon)
         return RecentScores(recent[-1].sequence if recent else 0, tuple(o.score for o in recent))
 
     async def record_outcome(

@@ -36,6 +36,12 @@ class GraphReads(Protocol):
         rows, so a graph cached at revision r is fresh exactly while this returns r."""
         ...
 
+    async def marks(self, corpus_id: str) -> tuple[int, int]:
+        """The corpus's revision and the revision of its last reset (a delete, or a row whose
+        identity changed), read in one; (0, 0) before its first write. Forgetting a document
+        deletes its row, so an outcome is never taken away without the reset moving."""
+        ...
+
     async def load(
         self, corpus: StoreCorpus, scope: Scope, limits: LoadLimits
     ) -> tuple[GraphArrays, GraphRows | None]:
@@ -72,9 +78,10 @@ class NavigationMemory(Protocol):
         ...
 
     async def recent_outcomes(
-        self, corpus_id: str, scope_digest: str, horizon: int
+        self, corpus_id: str, scope_digest: str, horizon: int, *, since: int = 0
     ) -> list[StoredOutcome]:
-        """The last `horizon` outcomes of (tenant, corpus, scope), oldest first."""
+        """The last `horizon` outcomes of (tenant, corpus, scope) from sequence `since` on, oldest
+        first."""
         ...
 
     async def recent_scores(self, corpus_id: str, scope_digest: str, horizon: int) -> RecentScores:

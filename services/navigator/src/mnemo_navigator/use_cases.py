@@ -76,6 +76,7 @@ from mnemo_navigator.errors import (
     UnknownCorpusError,
     UnknownTenantError,
 )
+from mnemo_navigator.histories import MAX_OUTCOMES, ScopeHistories
 from mnemo_navigator.observability import (
     compute_epr,
     observe_graph,
@@ -293,6 +294,9 @@ class Policy:
     tenant_cache_seconds: float = 60.0
     max_navigations: int = 64
     """Navigations in flight at most; one more answers `NavigatorBusyError` (503) at once."""
+    history_max_outcomes: int = MAX_OUTCOMES
+    """Outcomes kept over all scopes so a navigation reads only those since its scope's last
+    (`histories`); 0 reads every navigation's whole."""
 
 
 class Navigator:
@@ -318,6 +322,8 @@ class Navigator:
         # Per cache key, the memory writes waiting for the scope's next transaction, in order.
         self._queued_writes: dict[CacheKey, list[_MemoryWrite]] = {}
         self._memory_tasks: set[asyncio.Future[None]] = set()  # the transactions under way
+        # Per cache key, the scope's last outcomes read, so the next reads only those since.
+        self._histories = ScopeHistories(DEFAULT_PARAMS.horizon, policy.history_max_outcomes)
 
     @property
     def cache(self) -> GraphCache:
@@ -452,10 +458,7 @@ class Navigator:
         )
         with timings.phase("epr"):
             await observe_graph(graph)
-        memory = Memory(
-            outcomes=tuple(Outcome(o.path, o.score, o.sequence) for o in history),
-            persisted_weights=True,
-        )
+        memory = Memory(outcomes=history, persisted_weights=True)
         try:
             with timings.phase("walk"):
                 navigation = await asyncio.to_thread(
@@ -598,10 +601,10 @@ class Navigator:
         digest: str,
         timings: Timings,
         begun: float,
-    ) -> tuple[CorpusGraph, int, CacheState, list[StoredOutcome]]:
+    ) -> tuple[CorpusGraph, int, CacheState, tuple[Outcome, ...]]:
         """The graph in `scope`, proven fresh: revision and rows from one snapshot taken after the
         request began (`begun`, a `time.perf_counter()`); plus the scope's recent outcomes for the
-        procedural bias.
+        procedural bias (`_history`).
 
         One build per key at a time: a request that misses the cache while another builds that
         key waits for it (holding no connection) and takes its graph when the build's snapshot was
@@ -611,7 +614,8 @@ class Navigator:
             snapshot_at = time.perf_counter()
             async with self._db.tenant(tenant, read_only=True) as tx:
                 with timings.phase("revision"):
-                    revision = await tx.graph.revision(corpus.name)
+                    marks = await tx.graph.marks(corpus.name)
+                revision = marks[0]
                 cached = self._cache.get(key, revision)
                 if cached is None and key not in self._building:
                     cached = await self._advanced(key, revision, timings)
@@ -624,13 +628,14 @@ class Navigator:
                         graph, revision, state = await self._build(
                             tx, corpus, scope, key, snapshot_at, timings
                         )
-                    return graph, revision, state, await self._history(tx, corpus, digest, timings)
+                    history = await self._history(tx, corpus, key, digest, timings, marks)
+                    return graph, revision, state, history
             with timings.phase("wait"):
                 await asyncio.wait([running])  # never cancels the build for its other waiters
             shared = running.result()
             if shared is not None and shared.snapshot_at >= begun:
                 async with self._db.tenant(tenant, read_only=True) as tx:
-                    history = await self._history(tx, corpus, digest, timings)
+                    history = await self._history(tx, corpus, key, digest, timings)
                 return shared.graph, shared.revision, "hit", history
 
     async def _advanced(self, key: CacheKey, revision: int, timings: Timings) -> CachedGraph | None:
@@ -707,12 +712,32 @@ class Navigator:
         return graph, revision, state
 
     async def _history(
-        self, tx: TenantWork, corpus: StoreCorpus, digest: str, timings: Timings
-    ) -> list[StoredOutcome]:
+        self,
+        tx: TenantWork,
+        corpus: StoreCorpus,
+        key: CacheKey,
+        digest: str,
+        timings: Timings,
+        marks: tuple[int, int] | None = None,
+    ) -> tuple[Outcome, ...]:
+        """The scope's last outcomes in `tx`'s snapshot (whose marks are `marks`, read here when
+        not given), oldest first: read from the last one its previous navigation kept on, when
+        that still holds (`histories`), else whole."""
         if not corpus.adaptive:
-            return []
+            return ()
+        horizon = DEFAULT_PARAMS.horizon
         with timings.phase("outcomes"):
-            return await tx.memory.recent_outcomes(corpus.name, digest, DEFAULT_PARAMS.horizon)
+            _, reset = marks if marks is not None else await tx.graph.marks(corpus.name)
+            known = self._histories.known(key, reset)
+            if known is not None:
+                since = await tx.memory.recent_outcomes(
+                    corpus.name, digest, horizon, since=known.last_sequence
+                )
+                outcomes = self._histories.extended(key, known, reset, _outcomes(since))
+                if outcomes is not None:
+                    return outcomes
+            whole = await tx.memory.recent_outcomes(corpus.name, digest, horizon)
+            return self._histories.whole(key, reset, _outcomes(whole))
 
     # -- retrieve and search
 
@@ -892,6 +917,10 @@ def _built(
     sized_at = time.perf_counter()
     steps = {"build": built - started, "carry": carried - built, "size": sized_at - carried}
     return graph, nbytes, {name: seconds * 1000 for name, seconds in steps.items()}
+
+
+def _outcomes(stored: Sequence[StoredOutcome]) -> list[Outcome]:
+    return [Outcome(o.path, o.score, o.sequence) for o in stored]
 
 
 def _pinned_fails(scope: Scope, corpus: StoreCorpus) -> bool:
