@@ -91,6 +91,7 @@ RESULTS = ROOT / "bench" / "results"
 OWNER = "postgresql://mnemo_owner:mnemo_owner@127.0.0.1:25432/mnemo"
 SERVICES = ("ingest", "edge-classifier", "navigator", "audit")
 SAMPLE_SECONDS = 5.0
+SCRAPE_TIMEOUT = 10.0  # seconds a service's /metrics may take to answer the sampler
 NAVIGATE_TIMEOUT = 30.0
 VOCABULARY = 3_000
 
@@ -416,31 +417,36 @@ async def sample(run: Run, services: Services, stop: asyncio.Event) -> None:
     every = min(SAMPLE_SECONDS, run.window_seconds / 2)
     consumers = [name for name in services.names if name != "navigator"]
     await asyncio.sleep(max(0.0, run.start - loop.time()))
-    while not stop.is_set():
-        now = loop.time()
-        if now < run.start + run.seconds:
-            behind = await lag_by_group(services.bootstrap, services.groups)
-            handled = {name: await handler_seconds(services, name) for name in consumers}
-            run.window(now).samples.append(
-                {
-                    "t": round(now - run.start, 1),
-                    "rss": {n: rss_bytes(pid) for n, pid in services.pids().items()},
-                    "cpu": {n: cpu_seconds(pid) for n, pid in services.pids().items()},
-                    "lag": {names[g]: v for g, v in behind.items()},
-                    "handler": handled,
-                    "load1": os.getloadavg()[0],
-                }
-            )
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), every)
+    # One client for every scrape: a client made per scrape cost the generator a TLS context each
+    # time, and under load a 2 s scrape timed out, leaving minutes without the classifier's
+    # handler time (issue 22's run 18). A slow scrape only delays the next sample.
+    async with httpx.AsyncClient(timeout=SCRAPE_TIMEOUT) as http:
+        while not stop.is_set():
+            now = loop.time()
+            if now < run.start + run.seconds:
+                behind = await lag_by_group(services.bootstrap, services.groups)
+                handled = {name: await handler_seconds(http, services, name) for name in consumers}
+                run.window(now).samples.append(
+                    {
+                        "t": round(now - run.start, 1),
+                        "rss": {n: rss_bytes(pid) for n, pid in services.pids().items()},
+                        "cpu": {n: cpu_seconds(pid) for n, pid in services.pids().items()},
+                        "lag": {names[g]: v for g, v in behind.items()},
+                        "handler": handled,
+                        "load1": os.getloadavg()[0],
+                    }
+                )
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), every)
 
 
-async def handler_seconds(services: Services, name: str) -> tuple[float, float, float] | None:
+async def handler_seconds(
+    http: httpx.AsyncClient, services: Services, name: str
+) -> tuple[float, float, float] | None:
     """The service's `mnemo_handler_duration_seconds` sum and count (handler calls: batches) and
     its `mnemo_messages_total` (events) (None if it did not answer)."""
     try:
-        async with httpx.AsyncClient(timeout=2) as http:
-            text = (await http.get(f"{services.url(name)}/metrics")).text
+        text = (await http.get(f"{services.url(name)}/metrics")).text
     except httpx.HTTPError:
         return None
     return (
