@@ -29,19 +29,25 @@ class Scope:
     outcomes: list[Outcome] = field(default_factory=list)
     revision: int = 0
     reset: int = 0
+    erased: bool = False
 
     def remember(self, paths: list[tuple[str, ...]]) -> None:
+        if self.erased:  # an erased tenant's writes are refused (`TenantErasedError`)
+            return
         for path in paths:
             last = self.outcomes[-1].sequence if self.outcomes else 0
             self.outcomes.append(Outcome(path, 0.1 * len(path), last + 1))
 
     def forget(self, document: str) -> None:
+        if self.erased:
+            return
         self.outcomes = [o for o in self.outcomes if document not in o.path]
         self.revision += 1
         self.reset = self.revision
 
     def erase(self) -> None:
-        self.outcomes, self.revision, self.reset = [], 0, 0
+        """Every row of the tenant gone, its marks with them; it takes no write again."""
+        self.outcomes, self.revision, self.reset, self.erased = [], 0, 0, True
 
     def snapshot(self) -> Snapshot:
         return Snapshot(self.reset, tuple(self.outcomes))
@@ -128,6 +134,8 @@ def test_a_snapshot_lacking_the_last_outcome_kept_is_read_whole() -> None:
     assert known is not None
     assert histories.extended("k", known, 0, ()) is None  # read late: nothing from 3 on
     assert histories.extended("k", known, 0, outcomes(4)) is None  # no 3
+    other = (Outcome(("b",), 0.5, 3), *outcomes(4))  # a 3, but not the one kept
+    assert histories.extended("k", known, 0, other) is None
     assert histories.extended("k", known, 0, outcomes(3, 4)) == outcomes(1, 2, 3, 4)
     assert histories.known("k", 0) == History(0, outcomes(1, 2, 3, 4))
 

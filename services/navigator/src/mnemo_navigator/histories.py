@@ -72,7 +72,7 @@ class ScopeHistories:
         last outcome (it is older than what was kept): read them whole then (`whole`)."""
         if len(since) >= self._horizon:  # the snapshot's last ones, all of them
             return self.whole(key, reset, since)
-        if not since or since[0].sequence != known.last_sequence:
+        if not since or since[0] != known.outcomes[-1]:
             return None
         return self._keep(key, History(reset, (*known.outcomes, *since[1:])[-self._horizon :]))
 
