@@ -107,15 +107,11 @@ async def run(
     async def kept() -> tuple[Outcome, ...]:
         async with store.tenant(tenant, read_only=True) as tx:
             _, reset = await tx.graph_marks(corpus)
-            known = histories.known(SCOPE, reset)
-            if known is not None:
-                since = await tx.recent_outcomes(corpus, SCOPE, HORIZON, since=known.last_sequence)
-                found = histories.extended(SCOPE, known, reset, outcomes(since))
-                if found is not None:
-                    return found
-            return histories.whole(
-                SCOPE, reset, outcomes(await tx.recent_outcomes(corpus, SCOPE, HORIZON))
-            )
+
+            async def read(since: int) -> list[Outcome]:
+                return outcomes(await tx.recent_outcomes(corpus, SCOPE, HORIZON, since=since))
+
+            return await histories.last_outcomes(SCOPE, reset, read)
 
     samples: dict[str, list[tuple[float, float]]] = {"read whole": [], "kept + since": []}
     await kept()  # the first navigation of the scope reads it whole

@@ -5,6 +5,7 @@ tenant erased, and snapshots read late (older than what another navigation kept)
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 from hypothesis import example, given, settings
@@ -54,14 +55,12 @@ class Scope:
 
 
 def navigate(histories: ScopeHistories, key: str, snapshot: Snapshot) -> tuple[Outcome, ...]:
-    """What the navigator's `_history` does, against `snapshot`."""
-    known = histories.known(key, snapshot.reset)
-    if known is not None:
-        since = [o for o in snapshot.outcomes if o.sequence >= known.last_sequence][-HORIZON:]
-        outcomes = histories.extended(key, known, snapshot.reset, since)
-        if outcomes is not None:
-            return outcomes
-    return histories.whole(key, snapshot.reset, snapshot.outcomes[-HORIZON:])
+    """What the navigator does, against `snapshot`."""
+
+    async def read(since: int) -> list[Outcome]:
+        return [o for o in snapshot.outcomes if o.sequence >= since][-HORIZON:]
+
+    return asyncio.run(histories.last_outcomes(key, snapshot.reset, read))
 
 
 paths = st.lists(

@@ -3,7 +3,7 @@ outcomes recorded since its scope's last one.
 
 Every navigation of an adaptive corpus takes the procedural bias from its scope's last `horizon`
 (1,000) outcomes. Read whole each time, with their paths, and made into objects, they were about a
-tenth of the navigator's CPU under issue 22's load (a py-spy profile, 60 s).
+tenth of the navigator's samples under issue 22's load (a py-spy profile, 60 s).
 
 Why what is kept is exact. A scope's outcomes are only ever added, each with the sequence after the
 last one there (taken holding the scope's lock), and only ever taken away by forgetting a document,
@@ -20,7 +20,7 @@ tenant was erased) the scope's outcomes are read whole.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -53,6 +53,19 @@ class ScopeHistories:
         self._max_outcomes = max_outcomes
         self._held = 0
         self._histories: OrderedDict[Hashable, History] = OrderedDict()
+
+    async def last_outcomes(
+        self, key: Hashable, reset: int, read: Callable[[int], Awaitable[Sequence[Outcome]]]
+    ) -> tuple[Outcome, ...]:
+        """The last outcomes of `key` in a snapshot whose reset mark is `reset`, oldest first.
+        `read(since)` reads that snapshot's last ones from sequence `since` on (0: from the
+        first). From the last one kept on when that holds, else whole; kept for the next."""
+        known = self.known(key, reset)
+        if known is not None:
+            outcomes = self.extended(key, known, reset, await read(known.last_sequence))
+            if outcomes is not None:
+                return outcomes
+        return self.whole(key, reset, await read(0))
 
     def known(self, key: Hashable, reset: int) -> History | None:
         """What a snapshot whose reset mark is `reset` may take of `key`'s outcomes, reading its

@@ -63,7 +63,7 @@ from mnemo_store.graph_cache import (
     graph_bytes,
     refreshed_graph_bytes,
 )
-from mnemo_store.outcomes import NewOutcome, StoredOutcome
+from mnemo_store.outcomes import NewOutcome
 from mnemo_store.refresh import GraphRows
 from mnemo_store.retrieval import FoundDocument
 from mnemo_store.scope import compile_scope
@@ -725,19 +725,16 @@ class Navigator:
         that still holds (`histories`), else whole."""
         if not corpus.adaptive:
             return ()
-        horizon = DEFAULT_PARAMS.horizon
+
+        async def read(since: int) -> list[Outcome]:
+            stored = await tx.memory.recent_outcomes(
+                corpus.name, digest, DEFAULT_PARAMS.horizon, since=since
+            )
+            return [Outcome(o.path, o.score, o.sequence) for o in stored]
+
         with timings.phase("outcomes"):
             _, reset = marks if marks is not None else await tx.graph.marks(corpus.name)
-            known = self._histories.known(key, reset)
-            if known is not None:
-                since = await tx.memory.recent_outcomes(
-                    corpus.name, digest, horizon, since=known.last_sequence
-                )
-                outcomes = self._histories.extended(key, known, reset, _outcomes(since))
-                if outcomes is not None:
-                    return outcomes
-            whole = await tx.memory.recent_outcomes(corpus.name, digest, horizon)
-            return self._histories.whole(key, reset, _outcomes(whole))
+            return await self._histories.last_outcomes(key, reset, read)
 
     # -- retrieve and search
 
@@ -917,10 +914,6 @@ def _built(
     sized_at = time.perf_counter()
     steps = {"build": built - started, "carry": carried - built, "size": sized_at - carried}
     return graph, nbytes, {name: seconds * 1000 for name, seconds in steps.items()}
-
-
-def _outcomes(stored: Sequence[StoredOutcome]) -> list[Outcome]:
-    return [Outcome(o.path, o.score, o.sequence) for o in stored]
 
 
 def _pinned_fails(scope: Scope, corpus: StoreCorpus) -> bool:
